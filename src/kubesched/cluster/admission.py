@@ -1,0 +1,147 @@
+"""What the API server does to an object before storing it: defaulting and admission.
+
+Emulated here for the embedded cluster (pkg/apis/core/v1 defaults, the Priority
+admission plugin, namespace labels, the SchedulingGated condition), so that a
+manifest loaded from YAML looks as it would after `kubectl apply`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from kubesched.api.core import (
+    Container,
+    Namespace,
+    Node,
+    Pod,
+    PodCondition,
+    ResourceRequirements,
+)
+from kubesched.api.scheduling import SYSTEM_PRIORITY_CLASSES, PriorityClass
+from kubesched.api.storage import StorageClass
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+SCHEDULING_GATED = "SchedulingGated"
+SCHEDULING_GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
+
+
+class AdmissionError(ValueError):
+    """The API server would refuse the object (HTTP 403/422)."""
+
+
+def _default_requirements(r: ResourceRequirements) -> ResourceRequirements:
+    """Requests copied from limits for every resource that has a limit but no request."""
+    missing = {k: v for k, v in r.limits.items() if k not in r.requests}
+    if not missing:
+        return r
+    return msgspec.structs.replace(r, requests={**r.requests, **missing})
+
+
+def _default_container(c: Container, host_network: bool) -> Container:
+    changes: dict[str, Any] = {}
+    res = _default_requirements(c.resources)
+    if res is not c.resources:
+        changes["resources"] = res
+    if host_network and any(p.host_port == 0 for p in c.ports):
+        changes["ports"] = [
+            msgspec.structs.replace(p, host_port=p.container_port) if p.host_port == 0 else p for p in c.ports
+        ]
+    ports = changes.get("ports", c.ports)
+    if any(not p.protocol for p in ports):
+        changes["ports"] = [p if p.protocol else msgspec.structs.replace(p, protocol="TCP") for p in ports]
+    return msgspec.structs.replace(c, **changes) if changes else c
+
+
+def default_pod(pod: Pod) -> Pod:
+    spec = pod.spec
+    host_network = spec.host_network
+    spec_changes: dict[str, Any] = {
+        "containers": [_default_container(c, host_network) for c in spec.containers],
+        "init_containers": [_default_container(c, host_network) for c in spec.init_containers],
+    }
+    if not spec.scheduler_name:
+        spec_changes["scheduler_name"] = DEFAULT_SCHEDULER_NAME
+    if spec.resources is not None:
+        spec_changes["resources"] = _default_requirements(spec.resources)
+    meta = pod.metadata
+    if not meta.namespace:
+        meta = msgspec.structs.replace(meta, namespace="default")
+    status = pod.status
+    if spec.scheduling_gates and not spec.node_name:
+        cond = PodCondition(
+            type="PodScheduled", status="False", reason=SCHEDULING_GATED, message=SCHEDULING_GATED_MESSAGE
+        )
+        status = msgspec.structs.replace(status, conditions=[*status.conditions, cond])
+    if not status.phase:
+        status = msgspec.structs.replace(status, phase="Pending" if not spec.node_name else "Running")
+    return msgspec.structs.replace(
+        pod, metadata=meta, spec=msgspec.structs.replace(spec, **spec_changes), status=status
+    )
+
+
+def admit_priority(pod: Pod, classes: dict[str, PriorityClass]) -> Pod:
+    """The Priority admission plugin: priority and preemptionPolicy from the pod's PriorityClass."""
+    spec = pod.spec
+    name = spec.priority_class_name
+    if name:
+        if name in SYSTEM_PRIORITY_CLASSES and name not in classes:
+            value, policy = SYSTEM_PRIORITY_CLASSES[name], PREEMPT_LOWER_PRIORITY
+        else:
+            pc = classes.get(name)
+            if pc is None:
+                raise AdmissionError(
+                    f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found'
+                )
+            value, policy = pc.value, pc.preemption_policy or PREEMPT_LOWER_PRIORITY
+    elif spec.priority is not None:
+        # Set directly in the manifest (a simulation convenience): keep it.
+        return (
+            pod
+            if spec.preemption_policy
+            else msgspec.structs.replace(
+                pod, spec=msgspec.structs.replace(spec, preemption_policy=PREEMPT_LOWER_PRIORITY)
+            )
+        )
+    else:
+        default = global_default_class(classes)
+        if default is None:
+            value, policy = 0, PREEMPT_LOWER_PRIORITY
+        else:
+            value, policy = default.value, default.preemption_policy or PREEMPT_LOWER_PRIORITY
+            spec = msgspec.structs.replace(spec, priority_class_name=default.metadata.name)
+    if spec.preemption_policy:
+        policy = spec.preemption_policy
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(spec, priority=value, preemption_policy=policy))
+
+
+def global_default_class(classes: dict[str, PriorityClass]) -> PriorityClass | None:
+    """The globalDefault class; with several (which the API server forbids) the lowest value wins."""
+    defaults = [pc for pc in classes.values() if pc.global_default]
+    if not defaults:
+        return None
+    return min(defaults, key=lambda pc: (pc.value, pc.metadata.name))
+
+
+def default_node(node: Node) -> Node:
+    st = node.status
+    if not st.allocatable and st.capacity:
+        node = msgspec.structs.replace(node, status=msgspec.structs.replace(st, allocatable=dict(st.capacity)))
+    return node
+
+
+def default_namespace(ns: Namespace) -> Namespace:
+    labels = ns.metadata.labels
+    if labels.get(NAMESPACE_NAME_LABEL) == ns.metadata.name:
+        return ns
+    meta = msgspec.structs.replace(ns.metadata, labels={**labels, NAMESPACE_NAME_LABEL: ns.metadata.name})
+    return msgspec.structs.replace(ns, metadata=meta)
+
+
+def default_storage_class(sc: StorageClass) -> StorageClass:
+    if sc.volume_binding_mode:
+        return sc
+    return msgspec.structs.replace(sc, volume_binding_mode="Immediate")

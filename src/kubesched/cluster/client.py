@@ -1,0 +1,217 @@
+"""The API the scheduler calls (bind, status patches, deletes), over the embedded store.
+
+The live client (cluster/live) offers the same methods over HTTP, so the
+scheduler and plugins never know which cluster they talk to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from kubesched.api.core import Namespace, Node, Pod, PodCondition
+from kubesched.api.meta import ObjectMeta
+from kubesched.api.scheduling import PriorityClass
+from kubesched.api.storage import StorageClass
+from kubesched.cluster import admission
+from kubesched.cluster.store import ClusterStore, Conflict, NotFound
+
+POD = "Pod"
+
+
+@dataclass
+class Event:
+    """An events.k8s.io/v1 Event as the scheduler records it."""
+
+    type: str
+    reason: str
+    action: str
+    note: str
+    regarding: str
+    related: str = ""
+    time: datetime | None = None
+    count: int = 1
+
+
+@dataclass
+class EventRecorder:
+    """Keeps events; a repeat of the same (regarding, reason, note) only bumps its count."""
+
+    clock: Callable[[], datetime]
+    events: list[Event] = field(default_factory=list)
+    _index: dict[tuple[str, str, str], Event] = field(default_factory=dict)
+
+    def record(self, type_: str, reason: str, action: str, note: str, regarding: str, related: str = "") -> None:
+        key = (regarding, reason, note)
+        ev = self._index.get(key)
+        if ev is not None:
+            ev.count += 1
+            ev.time = self.clock()
+            return
+        ev = Event(type_, reason, action, note, regarding, related, self.clock())
+        self._index[key] = ev
+        self.events.append(ev)
+
+
+class EmbeddedClient:
+    """API calls against a ClusterStore, with the API server's defaulting and admission."""
+
+    def __init__(self, store: ClusterStore, graceful_deletion: bool = False) -> None:
+        self.store = store
+        self.graceful_deletion = graceful_deletion
+        self.events = EventRecorder(store.clock.datetime)
+        # Pods whose graceful deletion is pending: key -> time at which they go away.
+        self.terminating: dict[str, float] = {}
+
+    # ------------------------------------------------------------ generic
+
+    def create(self, kind: str, obj: Any) -> Any:
+        if kind == POD:
+            obj = admission.admit_priority(admission.default_pod(obj), self.priority_classes())
+        elif kind == "Node":
+            obj = admission.default_node(obj)
+        elif kind == "Namespace":
+            obj = admission.default_namespace(obj)
+        elif kind == "StorageClass":
+            obj = admission.default_storage_class(obj)
+        return self.store.create(kind, obj)
+
+    def update(self, kind: str, obj: Any) -> Any:
+        return self.store.update(kind, obj)
+
+    def delete(self, kind: str, key: str) -> Any:
+        return self.store.delete(kind, key)
+
+    def get(self, kind: str, key: str) -> Any:
+        return self.store.get(kind, key)
+
+    def priority_classes(self) -> dict[str, PriorityClass]:
+        return {pc.metadata.name: pc for pc in self.store.iter("PriorityClass")}
+
+    def ensure_namespace(self, name: str) -> None:
+        if self.store.find("Namespace", name) is None:
+            self.create("Namespace", Namespace(metadata=ObjectMeta(name=name)))
+
+    # ------------------------------------------------------------ pods
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        return self.store.find(POD, f"{namespace}/{name}")  # type: ignore[no-any-return]
+
+    def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+        """POST pods/NAME/binding: sets spec.nodeName and PodScheduled=True."""
+        key = f"{namespace}/{name}"
+        pod: Pod = self.store.get(POD, key)
+        if uid and pod.metadata.uid != uid:
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{name}": the UID in the precondition does not match'
+            )
+        if pod.spec.node_name:
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned to node "{pod.spec.node_name}"'
+            )
+        if self.store.find("Node", node) is None:
+            raise NotFound("Node", node)
+        cond = PodCondition(type="PodScheduled", status="True", last_transition_time=self.store.clock.datetime())
+        status = msgspec.structs.replace(
+            pod.status, conditions=_set_condition(pod.status.conditions, cond), phase=pod.status.phase or "Pending"
+        )
+        spec = msgspec.structs.replace(pod.spec, node_name=node)
+        self.store.update(POD, msgspec.structs.replace(pod, spec=spec, status=status))
+
+    def update_pod_status(
+        self,
+        namespace: str,
+        name: str,
+        condition: PodCondition | None = None,
+        nominated_node_name: str | None = None,
+    ) -> Pod | None:
+        """PATCH pods/NAME/status: a condition and/or status.nominatedNodeName ("" clears it)."""
+        pod: Pod | None = self.store.find(POD, f"{namespace}/{name}")
+        if pod is None:
+            return None
+        status = pod.status
+        changes: dict[str, Any] = {}
+        if condition is not None:
+            conds = _set_condition(status.conditions, condition, self.store.clock.datetime())
+            if conds is not status.conditions:
+                changes["conditions"] = conds
+        if nominated_node_name is not None and nominated_node_name != status.nominated_node_name:
+            changes["nominated_node_name"] = nominated_node_name
+        if not changes:
+            return pod
+        return self.store.update(POD, msgspec.structs.replace(pod, status=msgspec.structs.replace(status, **changes)))  # type: ignore[no-any-return]
+
+    def delete_pod(self, namespace: str, name: str, grace_seconds: float | None = None) -> None:
+        """DELETE a pod: at once, or (graceful deletion on) marked terminating until its grace period ends."""
+        key = f"{namespace}/{name}"
+        pod: Pod = self.store.get(POD, key)
+        if not self.graceful_deletion or not pod.spec.node_name:
+            self.store.delete(POD, key)
+            return
+        grace = grace_seconds
+        if grace is None:
+            grace = pod.spec.termination_grace_period_seconds
+            if grace is None:
+                grace = 30
+        if grace <= 0:
+            self.store.delete(POD, key)
+            return
+        if pod.metadata.deletion_timestamp is None:
+            now = self.store.clock.now()
+            meta = msgspec.structs.replace(
+                pod.metadata,
+                deletion_timestamp=self.store.clock.datetime(),
+                deletion_grace_period_seconds=int(grace),
+            )
+            self.store.update(POD, msgspec.structs.replace(pod, metadata=meta))
+            self.terminating[key] = now + grace
+
+    def finish_terminations(self, now: float) -> None:
+        """Remove the pods whose grace period has passed."""
+        for key, t in sorted(self.terminating.items(), key=lambda kv: (kv[1], kv[0])):
+            if t <= now:
+                del self.terminating[key]
+                if self.store.find(POD, key) is not None:
+                    self.store.delete(POD, key)
+
+    def next_termination(self) -> float | None:
+        return min(self.terminating.values(), default=None)
+
+    # ------------------------------------------------------------ events
+
+    def record_event(self, type_: str, reason: str, action: str, note: str, regarding: str, related: str = "") -> None:
+        self.events.record(type_, reason, action, note, regarding, related)
+
+    # ------------------------------------------------------------ convenience for loaders
+
+    def add_node(self, node: Node) -> Node:
+        return self.create("Node", node)  # type: ignore[no-any-return]
+
+    def add_storage_class(self, sc: StorageClass) -> StorageClass:
+        return self.create("StorageClass", sc)  # type: ignore[no-any-return]
+
+
+def _set_condition(
+    conditions: list[PodCondition], cond: PodCondition, now: datetime | None = None
+) -> list[PodCondition]:
+    """UpdatePodCondition: replace the condition of the same type; keep the transition time if status is unchanged."""
+    out = []
+    found = False
+    for c in conditions:
+        if c.type == cond.type:
+            found = True
+            if c.status == cond.status and c.reason == cond.reason and c.message == cond.message:
+                return conditions
+            ltt = c.last_transition_time if c.status == cond.status else (cond.last_transition_time or now)
+            out.append(msgspec.structs.replace(cond, last_transition_time=ltt))
+        else:
+            out.append(c)
+    if not found:
+        out.append(
+            cond if cond.last_transition_time is not None else msgspec.structs.replace(cond, last_transition_time=now)
+        )
+    return out

@@ -1,0 +1,52 @@
+"""Clocks: every time the scheduler reads goes through one of these.
+
+The virtual clock only moves when the simulation moves it, so a simulation
+never sleeps and gives the same result on every run; the real clock is the same
+interface over the wall clock for live mode.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+class Clock:
+    def now(self) -> float:
+        raise NotImplementedError
+
+    def datetime(self) -> datetime:
+        return EPOCH + timedelta(seconds=self.now())
+
+
+class VirtualClock(Clock):
+    """Seconds since the start of the simulation; advanced explicitly."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+
+    def now(self) -> float:
+        return self._now
+
+    def advance_to(self, t: float) -> None:
+        if t > self._now:
+            self._now = t
+
+    def advance(self, dt: float) -> None:
+        self._now += max(dt, 0.0)
+
+
+class RealClock(Clock):
+    """Monotonic seconds since this clock was made; wall-clock datetimes."""
+
+    def __init__(self) -> None:
+        self._start = time.monotonic()
+        self._wall_start = datetime.now(UTC)
+
+    def now(self) -> float:
+        return time.monotonic() - self._start
+
+    def datetime(self) -> datetime:
+        return self._wall_start + timedelta(seconds=self.now())

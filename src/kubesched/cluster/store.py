@@ -1,0 +1,144 @@
+"""The embedded cluster: an in-process object store with watch events.
+
+It plays the API server for simulations: objects are created, replaced and
+deleted through a small API (the same calls the live client makes), each change
+gets a resourceVersion, and watchers receive ADDED / MODIFIED / DELETED events.
+
+Events are buffered and handed out by `deliver()`: the scheduler drains them
+between its own steps, as an informer would deliver them between API calls,
+so a plugin never sees the cache change under its feet mid-cycle.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import msgspec
+
+from kubesched.api.meta import ObjectMeta
+from kubesched.cluster.clock import Clock, VirtualClock
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+
+Handler = Callable[[str, Any, Any], None]
+
+
+class NotFound(KeyError):
+    """The object does not exist (HTTP 404)."""
+
+    def __init__(self, kind: str, key: str) -> None:
+        super().__init__(f"{kind} {key!r} not found")
+        self.kind = kind
+        self.key = key
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Conflict(RuntimeError):
+    """The object already exists, or changed meanwhile (HTTP 409)."""
+
+
+def object_key(obj: Any) -> str:
+    meta: ObjectMeta = obj.metadata
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+
+
+class ClusterStore:
+    """Objects by kind and key, with resourceVersions and buffered watch events."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock or VirtualClock()
+        self.objects: dict[str, dict[str, Any]] = {}
+        self._rv = itertools.count(1)
+        self._uid = itertools.count(1)
+        self._handlers: dict[str, list[Handler]] = {}
+        self.pending: deque[tuple[str, str, Any, Any]] = deque()
+
+    # ------------------------------------------------------------ watch
+
+    def subscribe(self, kind: str, handler: Handler) -> None:
+        self._handlers.setdefault(kind, []).append(handler)
+
+    def deliver(self) -> int:
+        """Hand buffered events to the watchers, in order; returns how many were delivered."""
+        n = 0
+        while self.pending:
+            kind, etype, old, new = self.pending.popleft()
+            for h in self._handlers.get(kind, ()):
+                h(etype, old, new)
+            n += 1
+        return n
+
+    def _emit(self, kind: str, etype: str, old: Any, new: Any) -> None:
+        if self._handlers.get(kind):
+            self.pending.append((kind, etype, old, new))
+
+    # ------------------------------------------------------------ reads
+
+    def get(self, kind: str, key: str) -> Any:
+        try:
+            return self.objects[kind][key]
+        except KeyError:
+            raise NotFound(kind, key) from None
+
+    def find(self, kind: str, key: str) -> Any | None:
+        return self.objects.get(kind, {}).get(key)
+
+    def list(self, kind: str) -> list[Any]:
+        return list(self.objects.get(kind, {}).values())
+
+    def iter(self, kind: str) -> Iterator[Any]:
+        return iter(self.objects.get(kind, {}).values())
+
+    def count(self, kind: str) -> int:
+        return len(self.objects.get(kind, {}))
+
+    # ------------------------------------------------------------ writes
+
+    def _stamp(self, obj: Any, new: bool) -> Any:
+        meta: ObjectMeta = obj.metadata
+        changes: dict[str, Any] = {"resource_version": str(next(self._rv))}
+        if new:
+            if not meta.uid:
+                changes["uid"] = f"{meta.name}-{next(self._uid):08d}"
+            if meta.creation_timestamp is None:
+                changes["creation_timestamp"] = self.clock.datetime()
+        return msgspec.structs.replace(obj, metadata=msgspec.structs.replace(meta, **changes))
+
+    def create(self, kind: str, obj: Any) -> Any:
+        key = object_key(obj)
+        bucket = self.objects.setdefault(kind, {})
+        if key in bucket:
+            raise Conflict(f'{kind} "{key}" already exists')
+        obj = self._stamp(obj, new=True)
+        bucket[key] = obj
+        self._emit(kind, ADDED, None, obj)
+        return obj
+
+    def update(self, kind: str, obj: Any) -> Any:
+        key = object_key(obj)
+        bucket = self.objects.setdefault(kind, {})
+        old = bucket.get(key)
+        if old is None:
+            raise NotFound(kind, key)
+        meta = msgspec.structs.replace(
+            obj.metadata, uid=old.metadata.uid, creation_timestamp=old.metadata.creation_timestamp
+        )
+        obj = self._stamp(msgspec.structs.replace(obj, metadata=meta), new=False)
+        bucket[key] = obj
+        self._emit(kind, MODIFIED, old, obj)
+        return obj
+
+    def delete(self, kind: str, key: str) -> Any:
+        bucket = self.objects.get(kind, {})
+        old = bucket.pop(key, None)
+        if old is None:
+            raise NotFound(kind, key)
+        self._emit(kind, DELETED, old, None)
+        return old

@@ -1,0 +1,229 @@
+"""The plugin contract: one base class per extension point (kube-scheduler's framework/interface.go).
+
+A plugin subclasses the extension points it implements. Every extension point
+receives the pod as a `PodInfo` (the parsed pod, with `.pod` the API object).
+
+Hot plugins may also offer a whole-snapshot fast path (`VectorFilterPlugin`,
+`VectorScorePlugin`): the runtime uses it when present; the per-node method
+stays the reference, and tests prove that both agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from kubesched.framework.status import Status
+
+if TYPE_CHECKING:
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.events import ClusterEventWithHint
+    from kubesched.framework.snapshot import Snapshot
+    from kubesched.framework.types import NodeInfo, PodInfo
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = (1 << 63) - 1
+
+
+class Plugin:
+    """Base of every plugin; `name` is what configurations refer to."""
+
+    name: ClassVar[str] = ""
+
+    def __repr__(self) -> str:
+        return f"<plugin {self.name}>"
+
+
+class EnqueueExtensions:
+    """A plugin that says which cluster events may undo its rejections."""
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        raise NotImplementedError
+
+
+class PreEnqueuePlugin(Plugin):
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a: Any, b: Any) -> bool:
+        """True when queued pod `a` should be scheduled before `b`."""
+        raise NotImplementedError
+
+    def sort_key(self, qpi: Any) -> tuple[Any, ...] | None:
+        """Optional: a key equivalent to `less`, for a faster heap."""
+        return None
+
+
+class PreFilterResult:
+    """PreFilter may narrow the nodes to evaluate; None (`node_names is None`) means all."""
+
+    __slots__ = ("node_names",)
+
+    def __init__(self, node_names: set[str] | None) -> None:
+        self.node_names = node_names
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return self
+        if self.all_nodes():
+            return PreFilterResult(set(other.node_names or ()))
+        return PreFilterResult(self.node_names & other.node_names)  # type: ignore[operator]
+
+
+class PreFilterExtensions:
+    """Incremental updates of PreFilter state (nominated pods, preemption dry runs)."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        raise NotImplementedError
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+
+class FilterPlugin(Plugin):
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        raise NotImplementedError
+
+
+class FilterVerdicts:
+    """A whole-snapshot Filter result: which nodes fail (by snapshot index) and why."""
+
+    __slots__ = ("_status_of", "failed")
+
+    def __init__(self, failed: np.ndarray, status_of: Callable[[int], Status]) -> None:
+        self.failed = failed
+        self._status_of = status_of
+
+    @classmethod
+    def uniform(cls, failed: np.ndarray, status: Status) -> FilterVerdicts:
+        return cls(failed, lambda _i: status)
+
+    def status(self, i: int) -> Status:
+        return self._status_of(i)
+
+
+class VectorFilterPlugin(FilterPlugin):
+    """A Filter plugin that can judge every node of the snapshot at once."""
+
+    def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
+        """None means every node passes."""
+        raise NotImplementedError
+
+
+class PostFilterResult:
+    """What PostFilter (preemption) achieved: the node to nominate, if any."""
+
+    __slots__ = ("mode", "nominated_node_name")
+
+    MODE_NOOP = 0
+    MODE_OVERRIDE = 1
+
+    def __init__(self, nominated_node_name: str = "", mode: int = 1) -> None:
+        self.nominated_node_name = nominated_node_name
+        self.mode = mode
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, node_to_status: Any
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        raise NotImplementedError
+
+
+class NodeScoreList:
+    """Scores of one plugin for the feasible nodes: names and an int64 array, same order."""
+
+    __slots__ = ("names", "scores")
+
+    def __init__(self, names: Sequence[str], scores: np.ndarray) -> None:
+        self.names = names
+        self.scores = scores
+
+
+class ScorePlugin(Plugin):
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        raise NotImplementedError
+
+    def has_normalize(self) -> bool:
+        """ScoreExtensions() != nil upstream."""
+        return type(self).normalize_score is not ScorePlugin.normalize_score
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
+        """Rewrite `scores.scores` in place into [0, MAX_NODE_SCORE]."""
+        return None
+
+
+class VectorScorePlugin(ScorePlugin):
+    """A Score plugin that can score the given snapshot indices at once."""
+
+    def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class ReservePlugin(Plugin):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+class PermitPlugin(Plugin):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        """(status, timeout in seconds): WAIT holds the pod at Permit until allowed, rejected or timed out."""
+        raise NotImplementedError
+
+
+class PreBindPlugin(Plugin):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        raise NotImplementedError
+
+
+class BindPlugin(Plugin):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """SKIP lets the next Bind plugin bind the pod."""
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+EXTENSION_POINTS: dict[str, type[Plugin]] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}

@@ -1,0 +1,191 @@
+"""Building a profile's Framework from its configuration (runtime.NewFramework, profile.NewMap).
+
+Plugins are instantiated once per profile, then placed on each extension point:
+first those enabled for that point explicitly, then the multiPoint ones in the
+order upstream's expandMultiPointPlugins gives (explicit re-configurations
+first, then multiPoint-only plugins, then the remaining explicit ones). A bad
+profile fails here, at start-up, with upstream's error text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubesched.config.types import KubeSchedulerConfiguration, Plugins, PluginSet, Profile
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    BindPlugin,
+    FilterPlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from kubesched.framework.runtime import Framework
+
+# A plugin factory: (args, handle) -> plugin. Classes with a `new` classmethod qualify.
+PluginFactory = Callable[[Any, Any], Plugin]
+
+
+class FrameworkError(Exception):
+    """A profile that cannot be built (the "framework" stage of start-up)."""
+
+
+# (config field, framework key, interface, Go interface name) in getExtensionPoints order.
+_EXTENSION_POINTS: tuple[tuple[str, str, type[Plugin], str], ...] = (
+    ("pre_filter", "preFilter", PreFilterPlugin, "PreFilterPlugin"),
+    ("filter", "filter", FilterPlugin, "FilterPlugin"),
+    ("post_filter", "postFilter", PostFilterPlugin, "PostFilterPlugin"),
+    ("reserve", "reserve", ReservePlugin, "ReservePlugin"),
+    ("pre_score", "preScore", PreScorePlugin, "PreScorePlugin"),
+    ("score", "score", ScorePlugin, "ScorePlugin"),
+    ("pre_bind", "preBind", PreBindPlugin, "PreBindPlugin"),
+    ("bind", "bind", BindPlugin, "BindPlugin"),
+    ("post_bind", "postBind", PostBindPlugin, "PostBindPlugin"),
+    ("permit", "permit", PermitPlugin, "PermitPlugin"),
+    ("pre_enqueue", "preEnqueue", PreEnqueuePlugin, "PreEnqueuePlugin"),
+    ("queue_sort", "queueSort", QueueSortPlugin, "QueueSortPlugin"),
+)
+
+
+def _needed(plugins: Plugins) -> list[str]:
+    names: list[str] = []
+    for field_name, *_ in _EXTENSION_POINTS:
+        for p in plugins.extension_point(field_name).enabled:
+            if p.name not in names:
+                names.append(p.name)
+    for p in plugins.multi_point.enabled:
+        if p.name not in names:
+            names.append(p.name)
+    return names
+
+
+def _instantiate(factory: PluginFactory, args: Any, handle: Any) -> Plugin:
+    new = getattr(factory, "new", None)
+    if new is not None:
+        return new(args, handle)  # type: ignore[no-any-return]
+    return factory(args, handle)
+
+
+def _expand(
+    plugins: Plugins, pmap: Mapping[str, Plugin], field_name: str, iface: type[Plugin], iface_name: str
+) -> list[Plugin]:
+    pset: PluginSet = plugins.extension_point(field_name)
+    enabled: list[str] = []
+    for ref in pset.enabled:
+        pg = pmap.get(ref.name)
+        if pg is None:
+            raise FrameworkError(f'{iface_name} "{ref.name}" does not exist')
+        if not isinstance(pg, iface):
+            raise FrameworkError(f'plugin "{ref.name}" does not extend {iface_name} plugin')
+        if ref.name in enabled:
+            raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface_name}"')
+        enabled.append(ref.name)
+    if not plugins.multi_point.enabled:
+        return [pmap[n] for n in enabled]
+    disabled = {p.name for p in pset.disabled}
+    if "*" in disabled:
+        return [pmap[n] for n in enabled]
+    multi: list[str] = []
+    overrides: list[str] = []
+    for ref in plugins.multi_point.enabled:
+        pg = pmap.get(ref.name)
+        if pg is None:
+            raise FrameworkError(f'{iface_name} "{ref.name}" does not exist')
+        if not isinstance(pg, iface) or ref.name in disabled:
+            continue
+        if ref.name in enabled:
+            overrides.append(ref.name)
+            continue
+        if ref.name in multi:
+            raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface_name}"')
+        multi.append(ref.name)
+    ordered = [n for n in enabled if n in overrides] + multi + [n for n in enabled if n not in overrides]
+    return [pmap[n] for n in ordered]
+
+
+def _score_weights(plugins: Plugins, pmap: Mapping[str, Plugin]) -> dict[str, int]:
+    weights: dict[str, int] = {}
+    total = 0
+    for ref in [*plugins.score.enabled, *plugins.multi_point.enabled]:
+        pg = pmap.get(ref.name)
+        if pg is None or not isinstance(pg, ScorePlugin) or ref.name in weights:
+            continue
+        w = ref.weight or 1
+        weights[ref.name] = w
+        if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+            raise FrameworkError("total score of Score plugins could overflow")
+        total += w * MAX_NODE_SCORE
+    return weights
+
+
+def build_framework(
+    profile: Profile,
+    registry: Mapping[str, PluginFactory],
+    handle_for: Callable[[Framework | None], Any],
+    percentage_of_nodes_to_score: int | None = None,
+) -> Framework:
+    """Instantiate and place the plugins of one profile; raises FrameworkError as upstream words it."""
+    handle = handle_for(None)
+    pmap: dict[str, Plugin] = {}
+    needed = set(_needed(profile.plugins))
+    for name, factory in registry.items():
+        if name not in needed:
+            continue
+        try:
+            pmap[name] = _instantiate(factory, profile.args_for(name), handle)
+        except FrameworkError:
+            raise
+        except Exception as err:
+            raise FrameworkError(f'initializing plugin "{name}": {err}') from err
+    by_point: dict[str, list[Plugin]] = {}
+    for field_name, key, iface, iface_name in _EXTENSION_POINTS:
+        by_point[key] = _expand(profile.plugins, pmap, field_name, iface, iface_name)
+    if len(by_point["queueSort"]) != 1:
+        raise FrameworkError(
+            f'only one queue sort plugin required for profile with scheduler name "{profile.scheduler_name}", '
+            f"but got {len(by_point['queueSort'])}"
+        )
+    if not by_point["bind"]:
+        raise FrameworkError(
+            f'at least one bind plugin is needed for profile with scheduler name "{profile.scheduler_name}"'
+        )
+    weights = _score_weights(profile.plugins, pmap)
+    pct = profile.percentage_of_nodes_to_score
+    fw = Framework(
+        profile.scheduler_name, by_point, weights, pct if pct is not None else percentage_of_nodes_to_score, handle
+    )
+    fw.all_plugins = pmap
+    handle_for(fw)
+    return fw
+
+
+def build_frameworks(
+    cfg: KubeSchedulerConfiguration,
+    registry: Mapping[str, PluginFactory],
+    handle_for: Callable[[str, Framework | None], Any],
+) -> dict[str, Framework]:
+    """One Framework per profile, by scheduler name."""
+    out: dict[str, Framework] = {}
+    for profile in cfg.profiles:
+        try:
+            out[profile.scheduler_name] = build_framework(
+                profile,
+                registry,
+                lambda fw, name=profile.scheduler_name: handle_for(name, fw),
+                cfg.percentage_of_nodes_to_score,
+            )
+        except FrameworkError as err:
+            raise FrameworkError(
+                f"initializing profiles: creating profile for scheduler name {profile.scheduler_name}: {err}"
+            ) from err
+    return out

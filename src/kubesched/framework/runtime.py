@@ -1,0 +1,591 @@
+"""The framework runtime (framework/runtime/framework.go): runs a profile's plugins.
+
+One Framework per profile. It holds one list of plugins per extension point,
+built once, and runs them with upstream's semantics: PreFilter stops at the
+first UnschedulableAndUnresolvable, Filter stops at a node's first failure,
+scores are normalized, range-checked and weighted, Reserve/Permit/PreBind/Bind
+wrap errors the way upstream words them.
+
+Filtering is done for all candidate nodes at once: plugins with a vector path
+judge the whole snapshot in a few array operations; plugins without one run
+node by node, in scheduling order, only on nodes that the vector plugins before
+them did not already reject, and only until enough feasible nodes are found.
+Nodes with nominated pods of equal or higher priority always take the per-node
+path with those pods added (RunFilterPluginsWithNominatedPods).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    FilterVerdicts,
+    NodeScoreList,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    VectorFilterPlugin,
+    VectorScorePlugin,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
+
+if TYPE_CHECKING:
+    from kubesched.framework.snapshot import Snapshot
+
+_NO_FAILURE = np.int32(1 << 30)
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+def _plugin_raised(point: str, plugin: Plugin, err: BaseException) -> Status:
+    """A plugin that raises is contained: an Error status naming the plugin."""
+    return Status.as_error(f"plugin {plugin.name!r} raised at {point}: {type(err).__name__}: {err}", plugin.name)
+
+
+class FilterOutcome:
+    """The result of filtering: feasible node indices (in scheduling order) and, lazily, why others failed."""
+
+    __slots__ = ("_failed", "_status_of", "_statuses", "error", "feasible", "processed")
+
+    def __init__(
+        self,
+        feasible: np.ndarray,
+        processed: int,
+        failed: np.ndarray,
+        status_of: Callable[[int], Status],
+        error: Status | None = None,
+    ) -> None:
+        self.feasible = feasible
+        self.processed = processed
+        self._failed = failed
+        self._status_of = status_of
+        self.error = error
+        self._statuses: dict[int, Status] | None = None
+
+    def statuses(self) -> dict[int, Status]:
+        """Snapshot index -> the status of its first failing plugin, for every processed failing node."""
+        if self._statuses is None:
+            self._statuses = {int(i): self._status_of(int(i)) for i in self._failed}
+        return self._statuses
+
+    @property
+    def num_failed(self) -> int:
+        return len(self._failed)
+
+
+class Framework:
+    """A profile's plugins, per extension point, and the methods that run them."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        plugins: dict[str, list[Plugin]],
+        score_weights: dict[str, int],
+        percentage_of_nodes_to_score: int | None,
+        handle: Any,
+    ) -> None:
+        self.profile_name = profile_name
+        self.plugins_by_name: dict[str, Plugin] = {}
+        for lst in plugins.values():
+            for p in lst:
+                self.plugins_by_name[p.name] = p
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = plugins.get("preEnqueue", [])  # type: ignore[assignment]
+        self.queue_sort_plugins: list[QueueSortPlugin] = plugins.get("queueSort", [])  # type: ignore[assignment]
+        self.pre_filter_plugins: list[PreFilterPlugin] = plugins.get("preFilter", [])  # type: ignore[assignment]
+        self.filter_plugins: list[FilterPlugin] = plugins.get("filter", [])  # type: ignore[assignment]
+        self.post_filter_plugins: list[PostFilterPlugin] = plugins.get("postFilter", [])  # type: ignore[assignment]
+        self.pre_score_plugins: list[PreScorePlugin] = plugins.get("preScore", [])  # type: ignore[assignment]
+        self.score_plugins: list[ScorePlugin] = plugins.get("score", [])  # type: ignore[assignment]
+        self.reserve_plugins: list[ReservePlugin] = plugins.get("reserve", [])  # type: ignore[assignment]
+        self.permit_plugins: list[PermitPlugin] = plugins.get("permit", [])  # type: ignore[assignment]
+        self.pre_bind_plugins: list[PreBindPlugin] = plugins.get("preBind", [])  # type: ignore[assignment]
+        self.bind_plugins: list[BindPlugin] = plugins.get("bind", [])  # type: ignore[assignment]
+        self.post_bind_plugins: list[PostBindPlugin] = plugins.get("postBind", [])  # type: ignore[assignment]
+        self.score_weights = score_weights
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.handle = handle
+        self.all_plugins: dict[str, Plugin] = dict(self.plugins_by_name)
+        self.waiting_pods = WaitingPods()
+        self._pre_filter_ext = [
+            (p, ext) for p in self.pre_filter_plugins if (ext := p.pre_filter_extensions()) is not None
+        ]
+
+    # ------------------------------------------------------------ queue
+
+    def queue_sort(self) -> QueueSortPlugin:
+        return self.queue_sort_plugins[0]
+
+    def enqueue_extensions(self) -> list[Plugin]:
+        """Every plugin that may reject a pod (PreEnqueue, PreFilter, Filter, Reserve, Permit, PreBind)."""
+        seen: dict[str, Plugin] = {}
+        for lst in (
+            self.pre_enqueue_plugins,
+            self.pre_filter_plugins,
+            self.filter_plugins,
+            self.reserve_plugins,
+            self.permit_plugins,
+            self.pre_bind_plugins,
+        ):
+            for p in lst:
+                seen.setdefault(p.name, p)
+        return list(seen.values())
+
+    def has_enqueue_extensions(self, p: Plugin) -> bool:
+        return isinstance(p, EnqueueExtensions)
+
+    # ------------------------------------------------------------ PreFilter
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        skip: set[str] = set()
+        result: PreFilterResult | None = None
+        plugins_with_nodes: list[str] = []
+        return_status: Status | None = None
+        try:
+            for pl in self.pre_filter_plugins:
+                try:
+                    r, s = pl.pre_filter(state, pod, nodes)
+                except Exception as err:  # noqa: BLE001
+                    return None, _plugin_raised("PreFilter", pl, err), set()
+                if s is not None and s.code == Code.SKIP:
+                    skip.add(pl.name)
+                    continue
+                if s is not None and s.code != Code.SUCCESS:
+                    s.plugin = pl.name
+                    if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                        return None, s, set()
+                    if s.code == Code.UNSCHEDULABLE:
+                        return_status = s
+                        continue
+                    return (
+                        None,
+                        Status.as_error(f"running PreFilter plugin {pl.name!r}: {s.message()}", pl.name),
+                        set(),
+                    )
+                if r is not None and not r.all_nodes():
+                    plugins_with_nodes.append(pl.name)
+                    result = r if result is None else result.merge(r)
+                    if not result.all_nodes() and not result.node_names:
+                        if len(plugins_with_nodes) == 1:
+                            msg = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
+                        else:
+                            msg = f"node(s) didn't satisfy plugin(s) [{' '.join(plugins_with_nodes)}] simultaneously"
+                        return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(plugins_with_nodes)
+            return result, return_status, set(plugins_with_nodes)
+        finally:
+            state.skip_filter_plugins = frozenset(skip)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for pl, ext in self._pre_filter_ext:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            try:
+                s = ext.add_pod(state, pod, to_add, node_info)
+            except Exception as err:  # noqa: BLE001
+                return _plugin_raised("PreFilter AddPod", pl, err)
+            if s is not None and s.code != Code.SUCCESS:
+                return Status.as_error(f"running AddPod on PreFilter plugin {pl.name!r}: {s.message()}", pl.name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for pl, ext in self._pre_filter_ext:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            try:
+                s = ext.remove_pod(state, pod, to_remove, node_info)
+            except Exception as err:  # noqa: BLE001
+                return _plugin_raised("PreFilter RemovePod", pl, err)
+            if s is not None and s.code != Code.SUCCESS:
+                return Status.as_error(f"running RemovePod on PreFilter plugin {pl.name!r}: {s.message()}", pl.name)
+        return None
+
+    # ------------------------------------------------------------ Filter, node by node
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        skip = state.skip_filter_plugins
+        for pl in self.filter_plugins:
+            if pl.name in skip:
+                continue
+            try:
+                s = pl.filter(state, pod, node_info)
+            except Exception as err:  # noqa: BLE001
+                return _plugin_raised("Filter", pl, err)
+            if s is not None and s.code != Code.SUCCESS:
+                if not s.is_rejected():
+                    s = Status.as_error(f"running {pl.name!r} filter plugin: {s.message()}")
+                s.plugin = pl.name
+                return s
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Filter twice when the node has nominated pods of equal or higher priority: with them, then without."""
+        status: Status | None = None
+        pods_added = False
+        for i in range(2):
+            state_to_use, info_to_use = state, node_info
+            if i == 0:
+                added, state_out, info_out, err = self._add_ge_nominated_pods(state, pod, node_info)
+                if err is not None:
+                    return err
+                pods_added = added
+                state_to_use, info_to_use = state_out, info_out
+            elif not pods_added or status is not None:
+                break
+            status = self.run_filter_plugins(state_to_use, pod, info_to_use)
+            if status is not None and not status.is_rejected():
+                return status
+        return status
+
+    def _add_ge_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+    ) -> tuple[bool, CycleState, NodeInfo, Status | None]:
+        nominated = self.handle.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return False, state, node_info, None
+        info_out = node_info.clone()
+        state_out = state.clone()
+        added = False
+        for pi in nominated:
+            if pi.priority >= pod.priority and pi.uid != pod.uid:
+                info_out.add_pod(pi)
+                s = self.run_pre_filter_extension_add_pod(state_out, pod, pi, info_out)
+                if s is not None:
+                    return False, state, node_info, s
+                added = True
+        return added, state_out, info_out, None
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    # ------------------------------------------------------------ Filter, all nodes
+
+    def _nodes_with_ge_nominated(self, pod: PodInfo, snapshot: Snapshot) -> set[int]:
+        out: set[int] = set()
+        nominator = self.handle.nominator()
+        if nominator is None or not nominator.has_nominations():
+            return out
+        for node, uids in nominator.nominated_pods.items():
+            ni = snapshot.get(node)
+            if ni is None:
+                continue
+            for uid in uids:
+                pi = nominator.pods[uid]
+                if pi.priority >= pod.priority and uid != pod.uid:
+                    out.add(ni.index)
+                    break
+        return out
+
+    def find_feasible(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, order: np.ndarray, num_to_find: int
+    ) -> FilterOutcome:
+        """Run the Filter plugins over `order` (snapshot indices, in scheduling order).
+
+        Stops, as upstream, once `num_to_find` feasible nodes are found; `processed`
+        counts the nodes examined up to that point.
+        """
+        skip = state.skip_filter_plugins
+        plugins = [p for p in self.filter_plugins if p.name not in skip]
+        n_all = snapshot.num_nodes
+        first_fail: np.ndarray | None = None
+        verdicts: dict[int, FilterVerdicts] = {}
+        per_node: list[int] = []
+        for pos, pl in enumerate(plugins):
+            if isinstance(pl, VectorFilterPlugin):
+                try:
+                    v = pl.filter_all(state, pod, snapshot)
+                except Exception as err:  # noqa: BLE001
+                    return _error_outcome(_plugin_raised("Filter", pl, err))
+                if v is None:
+                    continue
+                verdicts[pos] = v
+                if first_fail is None:
+                    first_fail = np.full(n_all, _NO_FAILURE, np.int32)
+                first_fail[v.failed & (first_fail == _NO_FAILURE)] = pos
+            else:
+                per_node.append(pos)
+
+        def vector_status(i: int) -> Status:
+            assert first_fail is not None
+            pos = int(first_fail[i])
+            s = verdicts[pos].status(i)
+            s.plugin = plugins[pos].name
+            return s
+
+        special = self._nodes_with_ge_nominated(pod, snapshot)
+        if not per_node and not special:
+            if first_fail is None:
+                processed = min(len(order), num_to_find)
+                feasible = order[:processed]
+                return FilterOutcome(feasible, processed, order[:0], vector_status)
+            ok = first_fail[order] == _NO_FAILURE
+            total_ok = int(np.count_nonzero(ok))
+            if total_ok <= num_to_find:
+                processed = len(order)
+            else:
+                processed = int(np.searchsorted(np.cumsum(ok), num_to_find)) + 1
+            head = order[:processed]
+            ok_head = ok[:processed]
+            return FilterOutcome(head[ok_head], processed, head[~ok_head], vector_status)
+
+        nodes = snapshot.nodes
+        feasible_list: list[int] = []
+        statuses: dict[int, Status] = {}
+        processed = 0
+        ff = first_fail
+        for raw in order:
+            i = int(raw)
+            processed += 1
+            if i in special:
+                st = self.run_filter_plugins_with_nominated_pods(state, pod, nodes[i])
+            else:
+                limit = int(ff[i]) if ff is not None else int(_NO_FAILURE)
+                st = None
+                ni = nodes[i]
+                for pos in per_node:
+                    if pos > limit:
+                        break
+                    pl = plugins[pos]
+                    try:
+                        s = pl.filter(state, pod, ni)
+                    except Exception as err:  # noqa: BLE001
+                        return _error_outcome(_plugin_raised("Filter", pl, err))
+                    if s is not None and s.code != Code.SUCCESS:
+                        if not s.is_rejected():
+                            s = Status.as_error(f"running {pl.name!r} filter plugin: {s.message()}")
+                        s.plugin = pl.name
+                        st = s
+                        break
+                if st is None and limit != int(_NO_FAILURE):
+                    st = vector_status(i)
+            if st is None:
+                feasible_list.append(i)
+                if len(feasible_list) >= num_to_find:
+                    break
+            else:
+                if st.code == Code.ERROR:
+                    return _error_outcome(st)
+                statuses[i] = st
+        failed = np.fromiter(statuses.keys(), np.int64, len(statuses))
+        return FilterOutcome(np.array(feasible_list, np.int64), processed, failed, statuses.__getitem__)
+
+    # ------------------------------------------------------------ PostFilter
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: PodInfo, node_to_status: Any
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.post_filter_plugins:
+            try:
+                r, s = pl.post_filter(state, pod, node_to_status)
+            except Exception as err:  # noqa: BLE001
+                return None, _plugin_raised("PostFilter", pl, err)
+            if s is None or s.code == Code.SUCCESS:
+                return r, s if s is not None else Status(Code.SUCCESS)
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                s.plugin = pl.name
+                return r, s
+            if not s.is_rejected():
+                return None, Status(Code.ERROR, *s.reasons, plugin=pl.name, error=s.error)
+            if r is not None and r.mode != PostFilterResult.MODE_NOOP:
+                result = r
+            reasons.extend(s.reasons)
+            if not rejector:
+                rejector = pl.name
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    # ------------------------------------------------------------ PreScore / Score
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        skip: set[str] = set()
+        try:
+            for pl in self.pre_score_plugins:
+                try:
+                    s = pl.pre_score(state, pod, nodes)
+                except Exception as err:  # noqa: BLE001
+                    return _plugin_raised("PreScore", pl, err)
+                if s is not None and s.code == Code.SKIP:
+                    skip.add(pl.name)
+                    continue
+                if s is not None and s.code != Code.SUCCESS:
+                    return Status.as_error(f"running PreScore plugin {pl.name!r}: {s.message()}")
+            return None
+        finally:
+            state.skip_score_plugins = frozenset(skip)
+
+    def run_score_plugins(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
+    ) -> tuple[np.ndarray | None, dict[str, np.ndarray], Status | None]:
+        """Totals over `idx` and each plugin's weighted scores; or an Error status."""
+        nodes = snapshot.nodes
+        names: list[str] | None = None
+        total = np.zeros(len(idx), np.int64)
+        per_plugin: dict[str, np.ndarray] = {}
+        for pl in self.score_plugins:
+            if pl.name in state.skip_score_plugins:
+                continue
+            try:
+                if isinstance(pl, VectorScorePlugin):
+                    scores = np.asarray(pl.score_all(state, pod, snapshot, idx), np.int64)
+                else:
+                    scores = np.empty(len(idx), np.int64)
+                    for k, i in enumerate(idx):
+                        v, s = pl.score(state, pod, nodes[int(i)])
+                        if s is not None and s.code != Code.SUCCESS:
+                            return (
+                                None,
+                                {},
+                                Status.as_error(f"running Score plugins: plugin {pl.name!r}: {s.message()}"),
+                            )
+                        scores[k] = v
+                if pl.has_normalize():
+                    if names is None:
+                        names = [nodes[int(i)].name for i in idx]
+                    lst = NodeScoreList(names, scores)
+                    s = pl.normalize_score(state, pod, lst)
+                    if s is not None and s.code != Code.SUCCESS:
+                        return (
+                            None,
+                            {},
+                            Status.as_error(f"running Normalize on Score plugins: plugin {pl.name!r}: {s.message()}"),
+                        )
+                    scores = lst.scores
+            except Exception as err:  # noqa: BLE001
+                return None, {}, _plugin_raised("Score", pl, err)
+            if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+                bad = int(scores[(scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)][0])
+                return (
+                    None,
+                    {},
+                    Status.as_error(
+                        f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid "
+                        f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    ),
+                )
+            weighted = scores * self.score_weights.get(pl.name, 1)
+            per_plugin[pl.name] = weighted
+            total += weighted
+        return total, per_plugin, None
+
+    # ------------------------------------------------------------ Reserve / Permit
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        for pl in self.reserve_plugins:
+            try:
+                s = pl.reserve(state, pod, node)
+            except Exception as err:  # noqa: BLE001
+                return _plugin_raised("Reserve", pl, err)
+            if s is not None and s.code != Code.SUCCESS:
+                if s.is_rejected():
+                    s.plugin = pl.name
+                    return s
+                return Status.as_error(f"running Reserve plugin {pl.name!r}: {s.message()}")
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        for pl in reversed(self.reserve_plugins):
+            # Unreserve must go on for the other plugins even if one raises.
+            with contextlib.suppress(Exception):
+                pl.unreserve(state, pod, node)
+
+    def run_permit_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        waits: dict[str, float] = {}
+        for pl in self.permit_plugins:
+            try:
+                s, timeout = pl.permit(state, pod, node)
+            except Exception as err:  # noqa: BLE001
+                return _plugin_raised("Permit", pl, err)
+            if s is None or s.code == Code.SUCCESS:
+                continue
+            if s.is_rejected():
+                s.plugin = pl.name
+                return s
+            if s.code == Code.WAIT:
+                waits[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                continue
+            return Status.as_error(f"running Permit plugin {pl.name!r}: {s.message()}", pl.name)
+        if waits:
+            self.waiting_pods.add(WaitingPod(pod, node, waits, self.handle.now()))
+            return Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}")
+        return None
+
+    # ------------------------------------------------------------ PreBind / Bind / PostBind
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        for pl in self.pre_bind_plugins:
+            try:
+                s = pl.pre_bind(state, pod, node)
+            except Exception as err:  # noqa: BLE001
+                return _plugin_raised("PreBind", pl, err)
+            if s is not None and s.code != Code.SUCCESS:
+                if s.is_rejected():
+                    s.plugin = pl.name
+                    return s
+                return Status.as_error(f"running PreBind plugin {pl.name!r}: {s.message()}", pl.name)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        if not self.bind_plugins:
+            return Status(Code.SKIP)
+        s: Status | None = Status(Code.SKIP)
+        for pl in self.bind_plugins:
+            try:
+                s = pl.bind(state, pod, node)
+            except Exception as err:  # noqa: BLE001
+                return _plugin_raised("Bind", pl, err)
+            if s is not None and s.code == Code.SKIP:
+                continue
+            if s is not None and s.code != Code.SUCCESS:
+                if s.is_rejected():
+                    s.plugin = pl.name
+                    return s
+                return Status.as_error(f"running Bind plugin {pl.name!r}: {s.message()}", pl.name)
+            return s
+        return s
+
+    def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        for pl in self.post_bind_plugins:
+            # PostBind is informational: a raising plugin changes nothing.
+            with contextlib.suppress(Exception):
+                pl.post_bind(state, pod, node)
+
+
+def _error_outcome(status: Status) -> FilterOutcome:
+    empty = np.zeros(0, np.int64)
+    return FilterOutcome(empty, 0, empty, lambda _i: status, error=status)

@@ -1,0 +1,204 @@
+"""The Snapshot: NodeInfos in scheduling order, plus columnar arrays over all nodes.
+
+Upstream (backend/cache/snapshot.go) copies changed NodeInfos into a snapshot
+at the start of every cycle. Here the cache mutates NodeInfos only between
+cycles, so the snapshot shares them and refreshes, per cycle, only the rows of
+the columns whose NodeInfo generation changed.
+
+Columns are int64 arrays indexed by a node's position in `nodes` (its
+`NodeInfo.index`): the whole-snapshot fast paths of plugins work on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+import numpy as np
+
+from kubesched.framework.types import NodeInfo
+
+T = TypeVar("T")
+
+
+class NodeColumns:
+    """Allocatable and requested resources of every node, one int64 array each."""
+
+    BASE = (
+        "alloc_cpu",
+        "alloc_mem",
+        "alloc_eph",
+        "alloc_pods",
+        "req_cpu",
+        "req_mem",
+        "req_eph",
+        "nz_cpu",
+        "nz_mem",
+        "pod_count",
+    )
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.alloc_cpu = np.zeros(n, np.int64)
+        self.alloc_mem = np.zeros(n, np.int64)
+        self.alloc_eph = np.zeros(n, np.int64)
+        self.alloc_pods = np.zeros(n, np.int64)
+        self.req_cpu = np.zeros(n, np.int64)
+        self.req_mem = np.zeros(n, np.int64)
+        self.req_eph = np.zeros(n, np.int64)
+        self.nz_cpu = np.zeros(n, np.int64)
+        self.nz_mem = np.zeros(n, np.int64)
+        self.pod_count = np.zeros(n, np.int64)
+        self.has_ports = np.zeros(n, bool)
+        # scalar resource name -> (allocatable, requested, has-allocatable-entry)
+        self.scalar_alloc: dict[str, np.ndarray] = {}
+        self.scalar_req: dict[str, np.ndarray] = {}
+        self.scalar_present: dict[str, np.ndarray] = {}
+
+    def _ensure_scalar(self, name: str, nodes: list[NodeInfo]) -> None:
+        if name in self.scalar_alloc:
+            return
+        self.scalar_alloc[name] = np.array([ni.allocatable.scalar.get(name, 0) for ni in nodes], np.int64)
+        self.scalar_req[name] = np.array([ni.requested.scalar.get(name, 0) for ni in nodes], np.int64)
+        self.scalar_present[name] = np.array([name in ni.allocatable.scalar for ni in nodes], bool)
+
+    def write_row(self, i: int, ni: NodeInfo, nodes: list[NodeInfo]) -> None:
+        a, r, z = ni.allocatable, ni.requested, ni.non_zero_requested
+        self.alloc_cpu[i] = a.milli_cpu
+        self.alloc_mem[i] = a.memory
+        self.alloc_eph[i] = a.ephemeral_storage
+        self.alloc_pods[i] = a.allowed_pod_number
+        self.req_cpu[i] = r.milli_cpu
+        self.req_mem[i] = r.memory
+        self.req_eph[i] = r.ephemeral_storage
+        self.nz_cpu[i] = z.milli_cpu
+        self.nz_mem[i] = z.memory
+        self.pod_count[i] = len(ni.pods)
+        self.has_ports[i] = bool(ni.used_ports)
+        for name in a.scalar.keys() | r.scalar.keys():
+            self._ensure_scalar(name, nodes)
+        for name, arr in self.scalar_alloc.items():
+            arr[i] = a.scalar.get(name, 0)
+            self.scalar_req[name][i] = r.scalar.get(name, 0)
+            self.scalar_present[name][i] = name in a.scalar
+
+    def scalar(self, name: str, nodes: list[NodeInfo]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(allocatable, requested, present) arrays of a scalar resource, zeros if unknown."""
+        self._ensure_scalar(name, nodes)
+        return self.scalar_alloc[name], self.scalar_req[name], self.scalar_present[name]
+
+
+class Snapshot:
+    """NodeInfos in scheduling order, by name, and the columns. Read-only for plugins."""
+
+    def __init__(self) -> None:
+        self.nodes: list[NodeInfo] = []
+        self.node_map: dict[str, NodeInfo] = {}
+        self.columns = NodeColumns(0)
+        self._row_generation: list[int] = []
+        # Bumped when the node list or any Node object changes (labels, taints, allocatable, images).
+        self.node_generation = 0
+        # Bumped whenever anything changes.
+        self.generation = 0
+        self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
+        self._used_pvcs: set[str] | None = None
+        # Caches that depend only on Node objects, dropped when node_generation changes.
+        self._node_caches: dict[object, object] = {}
+        self._node_caches_generation = -1
+
+    # ------------------------------------------------------------ read access
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.nodes)
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.node_map.get(name)
+
+    def list(self) -> list[NodeInfo]:
+        return self.nodes
+
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        return self._lists()[0]
+
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        return self._lists()[1]
+
+    def _lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
+        if self._affinity_lists is None:
+            self._affinity_lists = (
+                [ni for ni in self.nodes if ni.pods_with_affinity],
+                [ni for ni in self.nodes if ni.pods_with_required_anti_affinity],
+            )
+        return self._affinity_lists
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        if self._used_pvcs is None:
+            self._used_pvcs = {k for ni in self.nodes for k in ni.pvc_ref_counts}
+        return key in self._used_pvcs
+
+    def scalar_columns(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.columns.scalar(name, self.nodes)
+
+    def node_cache(self, key: object, build: Callable[[], T]) -> T:
+        """A value derived from Node objects only (labels, taints, images), rebuilt when a node changes."""
+        if self._node_caches_generation != self.node_generation:
+            self._node_caches = {}
+            self._node_caches_generation = self.node_generation
+        try:
+            return self._node_caches[key]  # type: ignore[return-value]
+        except KeyError:
+            value = build()
+            self._node_caches[key] = value
+            return value
+
+    def label_values(self, key: str) -> np.ndarray:
+        """Every node's value of label `key` (None where absent), as an object array."""
+        return self.node_cache(
+            ("label", key),
+            lambda: np.array(
+                [ni.node.metadata.labels.get(key) if ni.node is not None else None for ni in self.nodes], dtype=object
+            ),
+        )
+
+    def node_names(self) -> np.ndarray:
+        return self.node_cache("names", lambda: np.array([ni.name for ni in self.nodes], dtype=object))
+
+    # ------------------------------------------------------------ updates (by the cache)
+
+    def rebuild(self, ordered: list[NodeInfo]) -> None:
+        """New node list (nodes added, removed or moved between zones): rebuild every column."""
+        self.nodes = ordered
+        self.node_map = {ni.name: ni for ni in ordered}
+        self.columns = NodeColumns(len(ordered))
+        for i, ni in enumerate(ordered):
+            ni.index = i
+            self.columns.write_row(i, ni, ordered)
+        self._row_generation = [ni.generation for ni in ordered]
+        self.node_generation += 1
+        self._invalidate()
+
+    def refresh(self, changed: Iterable[NodeInfo], node_objects_changed: bool) -> None:
+        """Rewrite the rows of NodeInfos that changed since the last refresh."""
+        cols = self.columns
+        gens = self._row_generation
+        any_change = False
+        for ni in changed:
+            i = ni.index
+            if 0 <= i < len(gens) and self.nodes[i] is ni and gens[i] != ni.generation:
+                cols.write_row(i, ni, self.nodes)
+                gens[i] = ni.generation
+                any_change = True
+        if node_objects_changed:
+            self.node_generation += 1
+            any_change = True
+        if any_change:
+            self._invalidate()
+
+    def _invalidate(self) -> None:
+        self.generation += 1
+        self._affinity_lists = None
+        self._used_pvcs = None

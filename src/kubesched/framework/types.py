@@ -1,0 +1,399 @@
+"""PodInfo, Resource, NodeInfo (pkg/scheduler/framework/types.go).
+
+A PodInfo is computed once per pod object: its requests as the scheduler
+counts them, its host ports and its parsed affinity terms. A NodeInfo keeps
+the node's pods and pre-summed integer resources, and a generation bumped on
+every change so that snapshots and columns refresh only what changed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    is_scalar_resource_name,
+    parse_resource_list,
+    pod_requests,
+    to_amounts,
+)
+
+if TYPE_CHECKING:
+    from kubesched.api.core import Node, Pod
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    return next(_generation)
+
+
+class Resource:
+    """Pre-summed integer resources: millicores, bytes, pod count, scalar resources."""
+
+    __slots__ = ("allowed_pod_number", "ephemeral_storage", "memory", "milli_cpu", "scalar")
+
+    def __init__(
+        self,
+        milli_cpu: int = 0,
+        memory: int = 0,
+        ephemeral_storage: int = 0,
+        allowed_pod_number: int = 0,
+        scalar: dict[str, int] | None = None,
+    ) -> None:
+        self.milli_cpu = milli_cpu
+        self.memory = memory
+        self.ephemeral_storage = ephemeral_storage
+        self.allowed_pod_number = allowed_pod_number
+        self.scalar: dict[str, int] = scalar if scalar is not None else {}
+
+    @classmethod
+    def from_amounts(cls, amounts: dict[str, int]) -> Resource:
+        """framework.NewResource from integer amounts (cpu already in millicores)."""
+        r = cls()
+        for name, v in amounts.items():
+            if name == CPU:
+                r.milli_cpu += v
+            elif name == MEMORY:
+                r.memory += v
+            elif name == PODS:
+                r.allowed_pod_number += v
+            elif name == EPHEMERAL_STORAGE:
+                r.ephemeral_storage += v
+            elif is_scalar_resource_name(name):
+                r.scalar[name] = r.scalar.get(name, 0) + v
+        return r
+
+    def get(self, name: str) -> int:
+        if name == CPU:
+            return self.milli_cpu
+        if name == MEMORY:
+            return self.memory
+        if name == EPHEMERAL_STORAGE:
+            return self.ephemeral_storage
+        if name == PODS:
+            return self.allowed_pod_number
+        return self.scalar.get(name, 0)
+
+    def add(self, other: Resource, sign: int = 1) -> None:
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        for k, v in other.scalar.items():
+            self.scalar[k] = self.scalar.get(k, 0) + sign * v
+
+    def is_zero(self) -> bool:
+        return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalar)
+
+    def clone(self) -> Resource:
+        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar))
+
+    def __repr__(self) -> str:
+        return (
+            f"Resource(cpu={self.milli_cpu}m, memory={self.memory}, eph={self.ephemeral_storage}, "
+            f"pods={self.allowed_pod_number}, scalar={self.scalar})"
+        )
+
+
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
+    return ip or DEFAULT_BIND_ALL_HOST_IP, protocol or "TCP"
+
+
+class HostPortInfo(dict[str, set[tuple[str, int]]]):
+    """Used host ports: ip → {(protocol, port)}; 0.0.0.0 conflicts with every ip."""
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = _sanitize(ip, protocol)
+        self.setdefault(ip, set()).add((protocol, port))
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = _sanitize(ip, protocol)
+        m = self.get(ip)
+        if m is not None:
+            m.discard((protocol, port))
+            if not m:
+                del self[ip]
+
+    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
+        if port <= 0:
+            return False
+        ip, protocol = _sanitize(ip, protocol)
+        pp = (protocol, port)
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
+            return any(pp in m for m in self.values())
+        for key in (DEFAULT_BIND_ALL_HOST_IP, ip):
+            m = self.get(key)
+            if m is not None and pp in m:
+                return True
+        return False
+
+    def clone(self) -> HostPortInfo:
+        c = HostPortInfo()
+        for k, v in self.items():
+            c[k] = set(v)
+        return c
+
+
+class PodInfo:
+    """A pod as the scheduler sees it, computed once per pod object."""
+
+    __slots__ = (
+        "__weakref__",
+        "_affinity",
+        "cache",
+        "has_affinity",
+        "has_required_anti_affinity",
+        "host_ports",
+        "key",
+        "labels",
+        "name",
+        "namespace",
+        "non0_cpu",
+        "non0_mem",
+        "pod",
+        "priority",
+        "requests",
+        "uid",
+    )
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+        meta = pod.metadata
+        self.uid = meta.uid
+        self.name = meta.name
+        self.namespace = meta.namespace
+        self.key = f"{meta.namespace}/{meta.name}"
+        self.labels = meta.labels
+        self.priority = pod.spec.priority or 0
+        self.requests = Resource.from_amounts(to_amounts(pod_requests(pod)))
+        if pod.spec.containers or pod.spec.init_containers:
+            non0 = to_amounts(pod_requests(pod, non_missing=True))
+            self.non0_cpu = non0.get(CPU, 0)
+            self.non0_mem = non0.get(MEMORY, 0)
+        else:
+            self.non0_cpu = self.requests.milli_cpu
+            self.non0_mem = self.requests.memory
+        ports: list[tuple[str, str, int]] = []
+        for c in itertools.chain(pod.spec.init_containers, pod.spec.containers):
+            for p in c.ports:
+                if p.host_port > 0:
+                    ports.append((p.host_ip, p.protocol, p.host_port))
+        self.host_ports = ports
+        aff = pod.spec.affinity
+        self.has_affinity = aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None)
+        self.has_required_anti_affinity = (
+            aff is not None
+            and aff.pod_anti_affinity is not None
+            and bool(aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution)
+        )
+        self._affinity: Any = None
+        # Per-pod values plugins derive once (compiled selectors...), keyed by plugin name.
+        self.cache: dict[str, Any] = {}
+
+    @property
+    def node_name(self) -> str:
+        return self.pod.spec.node_name
+
+    @property
+    def start_time(self) -> datetime | None:
+        return self.pod.status.start_time
+
+    def affinity_terms(self) -> Any:
+        """Parsed pod (anti-)affinity terms, built on first use by the InterPodAffinity plugin."""
+        return self._affinity
+
+    def set_affinity_terms(self, terms: Any) -> None:
+        self._affinity = terms
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+class ImageStateSummary:
+    """An image on a node: its size and on how many nodes it is (for ImageLocality)."""
+
+    __slots__ = ("nodes", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.nodes: set[str] = set()
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.nodes)
+
+
+class NodeInfo:
+    """A node with its pods and pre-summed requests; `generation` changes on every update."""
+
+    __slots__ = (
+        "allocatable",
+        "generation",
+        "image_states",
+        "index",
+        "name",
+        "node",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "pvc_ref_counts",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, node: Node | None = None) -> None:
+        self.node: Node | None = None
+        self.name = ""
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.allocatable = Resource()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = next_generation()
+        self.index = -1
+        if node is not None:
+            self.set_node(node)
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.name = node.metadata.name
+        alloc = node.status.allocatable or node.status.capacity
+        self.allocatable = Resource.from_amounts(to_amounts(parse_resource_list(alloc)))
+        self.generation = next_generation()
+
+    def add_pod(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.has_affinity:
+            self.pods_with_affinity.append(pi)
+        if pi.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._update(pi, 1)
+
+    def remove_pod(self, pi: PodInfo) -> bool:
+        """Remove by uid (swap with the last, as upstream's removeFromSlice does)."""
+        uid = pi.uid
+        if pi.has_affinity:
+            _remove_from(self.pods_with_affinity, uid)
+        if pi.has_required_anti_affinity:
+            _remove_from(self.pods_with_required_anti_affinity, uid)
+        removed = _remove_from(self.pods, uid)
+        if removed is None:
+            return False
+        self._update(removed, -1)
+        return True
+
+    def _update(self, pi: PodInfo, sign: int) -> None:
+        self.requested.add(pi.requests, sign)
+        self.non_zero_requested.milli_cpu += sign * pi.non0_cpu
+        self.non_zero_requested.memory += sign * pi.non0_mem
+        ports = self.used_ports
+        for ip, proto, port in pi.host_ports:
+            if sign > 0:
+                ports.add(ip, proto, port)
+            else:
+                ports.remove(ip, proto, port)
+        ns = pi.namespace
+        for v in pi.pod.spec.volumes:
+            if v.persistent_volume_claim is not None:
+                key = f"{ns}/{v.persistent_volume_claim.claim_name}"
+                n = self.pvc_ref_counts.get(key, 0) + sign
+                if n > 0:
+                    self.pvc_ref_counts[key] = n
+                else:
+                    self.pvc_ref_counts.pop(key, None)
+        self.generation = next_generation()
+
+    def clone(self) -> NodeInfo:
+        """A copy whose pod lists and sums can change without touching this one."""
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.name = self.name
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.used_ports = self.used_ports.clone()
+        c.requested = self.requested.clone()
+        c.non_zero_requested = self.non_zero_requested.clone()
+        c.allocatable = self.allocatable.clone()
+        c.image_states = self.image_states
+        c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.generation = self.generation
+        c.index = self.index
+        return c
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)}, requested={self.requested})"
+
+
+def _remove_from(lst: list[PodInfo], uid: str) -> PodInfo | None:
+    for i, p in enumerate(lst):
+        if p.uid == uid:
+            last = lst.pop()
+            if i < len(lst):
+                lst[i] = last
+            return p
+    return None
+
+
+class QueuedPodInfo:
+    """A pod in the scheduling queue, with what the queue knows of its attempts."""
+
+    __slots__ = (
+        "attempts",
+        "backoff_expiration",
+        "consecutive_errors_count",
+        "gating_plugin",
+        "gating_plugin_events",
+        "initial_attempt_timestamp",
+        "pending_plugins",
+        "pod_info",
+        "seq",
+        "timestamp",
+        "unschedulable_count",
+        "unschedulable_plugins",
+    )
+
+    def __init__(self, pod_info: PodInfo, timestamp: float, seq: int) -> None:
+        self.pod_info = pod_info
+        self.timestamp = timestamp
+        self.initial_attempt_timestamp: float | None = None
+        self.attempts = 0
+        self.unschedulable_count = 0
+        self.consecutive_errors_count = 0
+        self.unschedulable_plugins: set[str] = set()
+        self.pending_plugins: set[str] = set()
+        self.gating_plugin = ""
+        self.gating_plugin_events: list[Any] = []
+        self.backoff_expiration: float | None = None
+        self.seq = seq
+
+    @property
+    def pod(self) -> Pod:
+        return self.pod_info.pod
+
+    @property
+    def uid(self) -> str:
+        return self.pod_info.uid
+
+    def gated(self) -> bool:
+        return bool(self.gating_plugin)
+
+    def __repr__(self) -> str:
+        return f"QueuedPodInfo({self.pod_info.key}, attempts={self.attempts})"

@@ -1,0 +1,70 @@
+"""NodeResourcesBalancedAllocation: prefer nodes whose cpu and memory use stay balanced after placement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, Resource
+from kubesched.framework.interface import EnqueueExtensions, PreScorePlugin, VectorScorePlugin
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins import names
+from kubesched.plugins.noderesources.resource_allocation import BALANCED, ResourceAllocationScorer
+
+_PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_BALANCED_ALLOCATION
+
+
+class _PreScoreState:
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: list[int]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class BalancedAllocation(PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
+    name = names.NODE_RESOURCES_BALANCED_ALLOCATION
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
+        resources = (
+            args.resources
+            if args is not None and args.resources
+            else [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
+        )
+        self.scorer = ResourceAllocationScorer(BALANCED, resources, use_requested=True)
+
+    @classmethod
+    def new(cls, args: Any, handle: Any) -> BalancedAllocation:
+        return cls(args)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        requests = self.scorer.pod_requests(pod)
+        if all(r == 0 for r in requests):
+            # Best-effort pods are not scored, so that they do not all pile onto one node.
+            return Status(Code.SKIP)
+        state.write(_PRE_SCORE_KEY, _PreScoreState(requests))
+        return None
+
+    def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
+        s = state.get(_PRE_SCORE_KEY)
+        return s.pod_requests if s is not None else self.scorer.pod_requests(pod)
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return self.scorer.score(node_info, self._pod_requests(state, pod)), None
+
+    def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
+        return self.scorer.score_vec(snapshot, idx, self._pod_requests(state, pod))
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)),
+        ]

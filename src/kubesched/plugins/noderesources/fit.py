@@ -1,0 +1,265 @@
+"""NodeResourcesFit (noderesources/fit.go): does the pod fit the node's allocatable, and how well.
+
+Filter: pods count, cpu, memory, ephemeral-storage and scalar resources (minus
+ignored resources / resource groups). A request larger than the whole node is
+UnschedulableAndUnresolvable (preemption cannot help); otherwise Unschedulable.
+Score: LeastAllocated (default), MostAllocated or RequestedToCapacityRatio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.core import Node, Pod
+from kubesched.api.resources import is_extended_resource_name, is_scalar_resource_name
+from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
+from kubesched.framework.interface import (
+    EnqueueExtensions,
+    FilterVerdicts,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    VectorFilterPlugin,
+    VectorScorePlugin,
+)
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.types import Resource as Res
+from kubesched.plugins import names
+from kubesched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+
+_PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
+_PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
+
+TOO_MANY_PODS = "Too many pods"
+
+
+class InsufficientResource:
+    __slots__ = ("capacity", "reason", "requested", "resource", "unresolvable", "used")
+
+    def __init__(
+        self, resource: str, reason: str, requested: int, used: int, capacity: int, unresolvable: bool
+    ) -> None:
+        self.resource = resource
+        self.reason = reason
+        self.requested = requested
+        self.used = used
+        self.capacity = capacity
+        self.unresolvable = unresolvable
+
+
+class _PreScoreState:
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: list[int]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def fits_request(
+    req: Res, ni: NodeInfo, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
+) -> list[InsufficientResource]:
+    """fitsRequest: every resource the pod requests that the node cannot give it now."""
+    out: list[InsufficientResource] = []
+    alloc, used = ni.allocatable, ni.requested
+    allowed = alloc.allowed_pod_number
+    if len(ni.pods) + 1 > allowed:
+        out.append(InsufficientResource("pods", TOO_MANY_PODS, 1, len(ni.pods), allowed, False))
+    if req.is_zero():
+        return out
+    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+        out.append(
+            InsufficientResource(
+                "cpu",
+                "Insufficient cpu",
+                req.milli_cpu,
+                used.milli_cpu,
+                alloc.milli_cpu,
+                req.milli_cpu > alloc.milli_cpu,
+            )
+        )
+    if req.memory > 0 and req.memory > alloc.memory - used.memory:
+        out.append(
+            InsufficientResource(
+                "memory", "Insufficient memory", req.memory, used.memory, alloc.memory, req.memory > alloc.memory
+            )
+        )
+    if req.ephemeral_storage > 0 and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+        out.append(
+            InsufficientResource(
+                "ephemeral-storage",
+                "Insufficient ephemeral-storage",
+                req.ephemeral_storage,
+                used.ephemeral_storage,
+                alloc.ephemeral_storage,
+                req.ephemeral_storage > alloc.ephemeral_storage,
+            )
+        )
+    for name in sorted(req.scalar):
+        q = req.scalar[name]
+        if q == 0 or _ignored(name, ignored, ignored_groups):
+            continue
+        a = alloc.scalar.get(name, 0)
+        u = used.scalar.get(name, 0)
+        if q > a - u:
+            out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a, q > a))
+    return out
+
+
+def _ignored(name: str, ignored: frozenset[str], groups: frozenset[str]) -> bool:
+    if not is_extended_resource_name(name):
+        return False
+    return name in ignored or (bool(groups) and name.split("/")[0] in groups)
+
+
+def _status(insufficient: list[InsufficientResource]) -> Status:
+    code = Code.UNSCHEDULABLE
+    if any(r.unresolvable for r in insufficient):
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    return Status(code, *(r.reason for r in insufficient))
+
+
+class Fit(PreFilterPlugin, VectorFilterPlugin, PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
+    name = names.NODE_RESOURCES_FIT
+
+    def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
+        args = args or NodeResourcesFitArgs(
+            scoring_strategy=ScoringStrategy("LeastAllocated", [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)])
+        )
+        strategy = args.scoring_strategy
+        if strategy is None:
+            raise ValueError("scoring strategy not specified")
+        self.ignored = frozenset(args.ignored_resources)
+        self.ignored_groups = frozenset(args.ignored_resource_groups)
+        shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else None
+        self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, use_requested=False, shape=shape)
+
+    @classmethod
+    def new(cls, args: Any, handle: Any) -> Fit:
+        from kubesched.config import validate_node_resources_fit_args
+
+        if args is not None:
+            errors = validate_node_resources_fit_args(args)
+            if errors:
+                raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+        return cls(args)
+
+    # ------------------------------------------------------------ PreFilter / Filter
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(_PRE_FILTER_KEY, pod.requests)
+        return None, None
+
+    def _request(self, state: CycleState) -> Res:
+        try:
+            return state.read(_PRE_FILTER_KEY)  # type: ignore[no-any-return]
+        except KeyError as err:
+            raise RuntimeError(f'error reading "{_PRE_FILTER_KEY}" from cycleState: {err}') from None
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        insufficient = fits_request(self._request(state), node_info, self.ignored, self.ignored_groups)
+        return _status(insufficient) if insufficient else None
+
+    def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
+        req = self._request(state)
+        c = snapshot.columns
+        failed = c.pod_count + 1 > c.alloc_pods
+        if not req.is_zero():
+            if req.milli_cpu > 0:
+                failed = failed | (req.milli_cpu > c.alloc_cpu - c.req_cpu)
+            if req.memory > 0:
+                failed = failed | (req.memory > c.alloc_mem - c.req_mem)
+            if req.ephemeral_storage > 0:
+                failed = failed | (req.ephemeral_storage > c.alloc_eph - c.req_eph)
+            for name, q in req.scalar.items():
+                if q == 0 or _ignored(name, self.ignored, self.ignored_groups):
+                    continue
+                alloc, used, _present = snapshot.scalar_columns(name)
+                failed = failed | (q > alloc - used)
+        if not failed.any():
+            return None
+        nodes = snapshot.nodes
+        ignored, groups = self.ignored, self.ignored_groups
+        return FilterVerdicts(failed, lambda i: _status(fits_request(req, nodes[i], ignored, groups)))
+
+    # ------------------------------------------------------------ Score
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(_PRE_SCORE_KEY, _PreScoreState(self.scorer.pod_requests(pod)))
+        return None
+
+    def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
+        s = state.get(_PRE_SCORE_KEY)
+        return s.pod_requests if s is not None else self.scorer.pod_requests(pod)
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return self.scorer.score(node_info, self._pod_requests(state, pod)), None
+
+    def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
+        return self.scorer.score_vec(snapshot, idx, self._pod_requests(state, pod))
+
+    # ------------------------------------------------------------ queueing
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN), _pod_event
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE), _node_change
+            ),
+        ]
+
+
+def _pod_event(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    if new is None:
+        if not old.spec.node_name and not old.status.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+    if new.metadata.uid == pod.metadata.uid:
+        return QueueingHint.QUEUE
+    if not new.spec.node_name:
+        return QueueingHint.QUEUE_SKIP
+    target = PodInfo(pod).requests
+    before, after = PodInfo(old).requests, PodInfo(new).requests
+    for name in ("cpu", "memory", "ephemeral-storage", *target.scalar):
+        if target.get(name) and before.get(name) > after.get(name):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
+    req = PodInfo(pod).requests
+    fresh = NodeInfo(new)
+    if fits_request(req, fresh):
+        return QueueingHint.QUEUE_SKIP
+    if old is None:
+        return QueueingHint.QUEUE
+    before = NodeInfo(old).allocatable
+    after = fresh.allocatable
+    if after.allowed_pod_number > before.allowed_pod_number:
+        return QueueingHint.QUEUE
+    if req.is_zero():
+        return QueueingHint.QUEUE_SKIP
+    for name in ("cpu", "memory", "ephemeral-storage"):
+        if req.get(name) > 0 and after.get(name) > before.get(name):
+            return QueueingHint.QUEUE
+    for name, q in req.scalar.items():
+        if q and is_scalar_resource_name(name) and after.scalar.get(name, 0) > before.scalar.get(name, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def node_fits(pod: Pod, node: Node) -> bool:
+    """isFit: does the pod fit the node when nothing else runs there."""
+    return not fits_request(PodInfo(pod).requests, NodeInfo(node))

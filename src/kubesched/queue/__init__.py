@@ -1,0 +1,1 @@
+"""kubesched.queue."""

@@ -1,0 +1,502 @@
+"""The scheduling queue (backend/queue/scheduling_queue.go, active_queue.go, backoff_queue.go).
+
+Three places a pending pod can be:
+- activeQ: ready to be tried, ordered by the profile's QueueSort (priority, then time);
+- backoffQ: tried and failed; waits out its backoff (initial 1 s, doubling per failure,
+  at most 10 s) before going back to activeQ. When activeQ is empty, the head of
+  backoffQ is popped at once (SchedulerPopFromBackoffQ, on in 1.34);
+- unschedulablePods: rejected by some plugins; it stays there until a cluster event
+  that one of those plugins registered (and whose queueing hint says QUEUE) moves
+  it back, or until it has waited podMaxInUnschedulablePodsDuration (5 min).
+
+Events that arrive while a pod is being scheduled ("in flight") are remembered, so
+that a pod rejected in that cycle is requeued at once if one of them could help it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cmp_to_key
+from typing import Any
+
+from kubesched.framework.events import (
+    BACKOFF_COMPLETE,
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    EVENT_UNSCHEDULED_POD_ADD,
+    EVENT_UNSCHEDULED_POD_UPDATE,
+    FORCE_ACTIVATE,
+    SCHEDULE_ATTEMPT_FAILURE,
+    ActionType,
+    ClusterEvent,
+    QueueingHint,
+    QueueingHintFn,
+    Resource,
+    match_any_cluster_event,
+    match_cluster_events,
+    pod_scheduling_property_changes,
+)
+from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
+from kubesched.framework.status import Code
+from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.queue.heap import KeyedHeap
+from kubesched.queue.nominator import NominatingInfo, Nominator
+
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+BACKOFF_ORDERING_WINDOW = 1.0
+
+QUEUE_SKIP = 0
+QUEUE_AFTER_BACKOFF = 1
+QUEUE_IMMEDIATELY = 2
+
+ACTIVE_Q = "Active"
+BACKOFF_Q = "Backoff"
+UNSCHEDULABLE_Q = "Unschedulable"
+
+
+@dataclass(frozen=True, slots=True)
+class HintFunction:
+    plugin: str
+    fn: QueueingHintFn | None
+
+
+# Per profile: registered event -> hint functions of the plugins that registered it.
+QueueingHintMap = dict[ClusterEvent, list[HintFunction]]
+
+
+class _InFlightEvent:
+    __slots__ = ("event", "new", "old")
+
+    def __init__(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        self.event = event
+        self.old = old
+        self.new = new
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        queue_sort: QueueSortPlugin,
+        clock: Callable[[], float],
+        pre_enqueue_plugins: dict[str, list[PreEnqueuePlugin]] | None = None,
+        queueing_hints: dict[str, QueueingHintMap] | None = None,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+        namespace_labels: Callable[[str], dict[str, str]] | None = None,
+        on_event: Callable[[str, QueuedPodInfo, str], None] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        self.pre_enqueue_plugins = pre_enqueue_plugins or {}
+        self.queueing_hints = queueing_hints or {}
+        self.plugin_to_events: dict[str, list[ClusterEvent]] = {}
+        for hint_map in self.queueing_hints.values():
+            for ev, fns in hint_map.items():
+                for h in fns:
+                    self.plugin_to_events.setdefault(h.plugin, []).append(ev)
+        self._namespace_labels = namespace_labels or (lambda _ns: {})
+        self._on_event = on_event
+        self._seq = itertools.count()
+
+        sort_key = queue_sort.sort_key
+        probe = None
+        if type(queue_sort).sort_key is not QueueSortPlugin.sort_key:
+            probe = sort_key
+        if probe is not None:
+            self._active_key: Callable[[QueuedPodInfo], Any] = probe  # type: ignore[assignment]
+        else:
+            less = queue_sort.less
+
+            def cmp(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
+                if less(a, b):
+                    return -1
+                if less(b, a):
+                    return 1
+                return (a.seq > b.seq) - (a.seq < b.seq)
+
+            wrap = cmp_to_key(cmp)
+            self._active_key = wrap  # type: ignore[assignment]
+        active_key = self._active_key
+        self.active_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(active_key, _uid)
+        self.backoff_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(lambda q: (self._backoff_time(q), active_key(q)), _uid)
+        self.error_backoff_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(
+            lambda q: (self._backoff_time(q), active_key(q)), _uid
+        )
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.nominator = Nominator()
+        self.in_flight: dict[str, list[_InFlightEvent]] = {}
+        self.scheduling_cycle = 0
+
+    # ------------------------------------------------------------ helpers
+
+    def _new_queued(self, pi: PodInfo) -> QueuedPodInfo:
+        return QueuedPodInfo(pi, self.clock(), next(self._seq))
+
+    def _emit(self, what: str, qpi: QueuedPodInfo, event: str) -> None:
+        if self._on_event is not None:
+            self._on_event(what, qpi, event)
+
+    def _backoff_duration(self, q: QueuedPodInfo) -> float:
+        if q.attempts == 0:
+            return 0.0
+        count = q.unschedulable_count
+        if q.consecutive_errors_count > 0:
+            count = q.consecutive_errors_count
+        if count == 0:
+            return 0.0
+        d = self.initial_backoff
+        for _ in range(1, count):
+            if d > self.max_backoff - d:
+                return self.max_backoff
+            d += d
+        return d
+
+    def _backoff_time(self, q: QueuedPodInfo) -> float:
+        if q.backoff_expiration is None:
+            t = q.timestamp + self._backoff_duration(q)
+            # Aligned to the backoffQ ordering window (1 s) when popping from backoffQ is on.
+            q.backoff_expiration = math.floor(t / BACKOFF_ORDERING_WINDOW) * BACKOFF_ORDERING_WINDOW
+        return q.backoff_expiration
+
+    def is_backing_off(self, q: QueuedPodInfo) -> bool:
+        return self._backoff_time(q) > self.clock()
+
+    def _run_pre_enqueue(self, q: QueuedPodInfo) -> None:
+        plugins = self.pre_enqueue_plugins.get(q.pod.spec.scheduler_name, ())
+        gating = q.gating_plugin
+        ordered = list(plugins)
+        if gating:
+            ordered.sort(key=lambda p: p.name != gating)
+        for pl in ordered:
+            s = pl.pre_enqueue(q.pod_info)
+            if s is not None and s.code != Code.SUCCESS:
+                q.unschedulable_plugins.add(pl.name)
+                q.gating_plugin = pl.name
+                q.gating_plugin_events = self.plugin_to_events.get(pl.name, [])
+                return
+        q.gating_plugin = ""
+
+    # ------------------------------------------------------------ moving between queues
+
+    def _move_to_active(self, q: QueuedPodInfo, event: str, from_backoff: bool = False) -> bool:
+        if not from_backoff:
+            self._run_pre_enqueue(q)
+        if q.gated():
+            uid = q.uid
+            if uid in self.active_q or uid in self.backoff_q or uid in self.error_backoff_q:
+                return False
+            if uid not in self.unschedulable:
+                self.unschedulable[uid] = q
+                self._emit(UNSCHEDULABLE_Q, q, event)
+            return False
+        if q.initial_attempt_timestamp is None:
+            q.initial_attempt_timestamp = self.clock()
+        self.unschedulable.pop(q.uid, None)
+        self.backoff_q.delete(q.uid)
+        self.error_backoff_q.delete(q.uid)
+        self.active_q.add_or_update(q)
+        if event in (EVENT_UNSCHEDULED_POD_ADD.label, EVENT_UNSCHEDULED_POD_UPDATE.label):
+            self.nominator.add(q.pod_info, None)
+        self._emit(ACTIVE_Q, q, event)
+        return True
+
+    def _move_to_backoff(self, q: QueuedPodInfo, event: str) -> bool:
+        self._run_pre_enqueue(q)
+        if q.gated():
+            if q.uid not in self.unschedulable:
+                self.unschedulable[q.uid] = q
+                self._emit(UNSCHEDULABLE_Q, q, event)
+            return False
+        self.unschedulable.pop(q.uid, None)
+        if q.consecutive_errors_count > 0:
+            self.error_backoff_q.add_or_update(q)
+        else:
+            self.backoff_q.add_or_update(q)
+        self._emit(BACKOFF_Q, q, event)
+        return True
+
+    def _requeue_with_strategy(self, q: QueuedPodInfo, strategy: int, event: str) -> str:
+        if strategy == QUEUE_SKIP:
+            self.unschedulable[q.uid] = q
+            self._emit(UNSCHEDULABLE_Q, q, event)
+            return UNSCHEDULABLE_Q
+        if strategy == QUEUE_AFTER_BACKOFF and self.is_backing_off(q):
+            return BACKOFF_Q if self._move_to_backoff(q, event) else UNSCHEDULABLE_Q
+        return ACTIVE_Q if self._move_to_active(q, event) else UNSCHEDULABLE_Q
+
+    # ------------------------------------------------------------ public API
+
+    def add(self, pi: PodInfo) -> None:
+        """A new unscheduled pod."""
+        self._move_to_active(self._new_queued(pi), EVENT_UNSCHEDULED_POD_ADD.label)
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to try: head of activeQ, else head of backoffQ; None when both are empty."""
+        q = self.active_q.pop()
+        if q is None:
+            q = self.backoff_q.pop()
+            if q is None:
+                return None
+        q.attempts += 1
+        q.backoff_expiration = None
+        self.in_flight[q.uid] = []
+        self.scheduling_cycle += 1
+        q.unschedulable_plugins = set()
+        q.pending_plugins = set()
+        q.gating_plugin = ""
+        q.gating_plugin_events = []
+        return q
+
+    def done(self, uid: str) -> None:
+        self.in_flight.pop(uid, None)
+
+    def is_in_flight(self, uid: str) -> bool:
+        return uid in self.in_flight
+
+    def add_unschedulable_if_not_present(self, q: QueuedPodInfo) -> str:
+        """Put a pod back after a failed attempt; returns the queue it went to."""
+        uid = q.uid
+        events = self.in_flight.pop(uid, None) or []
+        if uid in self.unschedulable or uid in self.active_q or uid in self.backoff_q:
+            return ""
+        if not q.unschedulable_plugins and not q.pending_plugins:
+            q.consecutive_errors_count += 1
+        else:
+            q.unschedulable_count += 1
+            q.consecutive_errors_count = 0
+        q.timestamp = self.clock()
+        q.backoff_expiration = None
+        strategy = self._hint_for_in_flight(q, events)
+        return self._requeue_with_strategy(q, strategy, SCHEDULE_ATTEMPT_FAILURE)
+
+    def _hint_for_in_flight(self, q: QueuedPodInfo, events: list[_InFlightEvent]) -> int:
+        if not q.unschedulable_plugins and not q.pending_plugins:
+            return QUEUE_AFTER_BACKOFF
+        strategy = QUEUE_SKIP
+        for e in events:
+            s = self._worth_requeuing(q, e.event, e.old, e.new)
+            if s == QUEUE_IMMEDIATELY:
+                return s
+            if s == QUEUE_AFTER_BACKOFF:
+                strategy = s
+                if not q.pending_plugins:
+                    return s
+        return strategy
+
+    def _is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if event.is_wildcard():
+            return True
+        for hint_map in self.queueing_hints.values():
+            for registered in hint_map:
+                if match_cluster_events(registered, event):
+                    return True
+        return False
+
+    def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
+        rejectors = q.unschedulable_plugins | q.pending_plugins
+        if not rejectors:
+            return QUEUE_AFTER_BACKOFF
+        if event.is_wildcard():
+            if new is not None:
+                uid = getattr(getattr(new, "metadata", None), "uid", None)
+                if uid != q.uid:
+                    return QUEUE_SKIP
+            return QUEUE_AFTER_BACKOFF
+        hint_map = self.queueing_hints.get(q.pod.spec.scheduler_name)
+        if hint_map is None:
+            return QUEUE_AFTER_BACKOFF
+        strategy = QUEUE_SKIP
+        for registered, fns in hint_map.items():
+            if not match_cluster_events(registered, event):
+                continue
+            for h in fns:
+                if h.plugin not in rejectors:
+                    continue
+                if h.fn is None:
+                    hint = QueueingHint.QUEUE
+                else:
+                    try:
+                        hint = h.fn(q.pod, old, new)
+                    except Exception:  # noqa: BLE001 - a failing hint must not strand the pod
+                        hint = QueueingHint.QUEUE
+                if hint == QueueingHint.QUEUE_SKIP:
+                    continue
+                if h.plugin in q.pending_plugins:
+                    return QUEUE_IMMEDIATELY
+                if not q.pending_plugins:
+                    return QUEUE_AFTER_BACKOFF
+                strategy = QUEUE_AFTER_BACKOFF
+        return strategy
+
+    def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        if self.in_flight:
+            e = _InFlightEvent(event, old, new)
+            for lst in self.in_flight.values():
+                lst.append(e)
+
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        pre_check: Callable[[QueuedPodInfo], bool] | None = None,
+    ) -> None:
+        if not self._is_event_of_interest(event):
+            return
+        pods = [q for q in self.unschedulable.values() if pre_check is None or pre_check(q)]
+        self._move_pods(pods, event, old, new)
+
+    def _move_pods(self, pods: Iterable[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> None:
+        if not self._is_event_of_interest(event):
+            return
+        for q in list(pods):
+            if q.gated() and not match_any_cluster_event(event, q.gating_plugin_events):
+                continue
+            strategy = self._worth_requeuing(q, event, old, new)
+            if strategy == QUEUE_SKIP:
+                continue
+            self.unschedulable.pop(q.uid, None)
+            self._requeue_with_strategy(q, strategy, event.label)
+        self._record_in_flight(event, old, new)
+
+    def assigned_pod_added(self, pi: PodInfo, cross_topology: Callable[[QueuedPodInfo, PodInfo], bool]) -> None:
+        """A bound pod appeared: only pods with cross-topology terms can be helped by it."""
+        pods = [q for q in self.unschedulable.values() if cross_topology(q, pi)]
+        self._move_pods(pods, EVENT_ASSIGNED_POD_ADD, None, pi.pod)
+
+    def assigned_pod_updated(
+        self,
+        old: PodInfo,
+        new: PodInfo,
+        event: ClusterEvent,
+        cross_topology: Callable[[QueuedPodInfo, PodInfo], bool],
+    ) -> None:
+        if match_cluster_events(ClusterEvent(Resource.POD, ActionType.UPDATE_POD_SCALE_DOWN), event):
+            self.move_all_to_active_or_backoff(event, old.pod, new.pod)
+        else:
+            pods = [q for q in self.unschedulable.values() if cross_topology(q, new)]
+            self._move_pods(pods, event, old.pod, new.pod)
+
+    def activate(self, pods: Iterable[PodInfo]) -> None:
+        from kubesched.framework.events import EVENT_FORCE_ACTIVATE
+
+        for pi in pods:
+            q = self.unschedulable.get(pi.uid)
+            from_backoff = False
+            if q is None:
+                q = self.backoff_q.delete(pi.uid)
+                from_backoff = q is not None
+            if q is not None:
+                self._move_to_active(q, FORCE_ACTIVATE, from_backoff)
+                continue
+            lst = self.in_flight.get(pi.uid)
+            if lst is not None:
+                lst.append(_InFlightEvent(EVENT_FORCE_ACTIVATE, None, pi.pod))
+
+    def update(self, old: PodInfo, new: PodInfo) -> None:
+        """An unscheduled pod changed."""
+        uid = new.uid
+        events = pod_scheduling_property_changes(new.pod, old.pod)
+        lst = self.in_flight.get(uid)
+        if lst is not None:
+            for ev in events:
+                lst.append(_InFlightEvent(ev, old.pod, new.pod))
+            return
+        for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
+            q = heap.get(uid)
+            if q is not None:
+                q.pod_info = new
+                heap.add_or_update(q)
+                self.nominator.update(old, new)
+                return
+        q = self.unschedulable.get(uid)
+        if q is not None:
+            q.pod_info = new
+            self.nominator.update(old, new)
+            for ev in events:
+                strategy = self._worth_requeuing(q, ev, old.pod, new.pod)
+                where = self._requeue_with_strategy(q, strategy, ev.label)
+                if where in (ACTIVE_Q, BACKOFF_Q):
+                    break
+            return
+        self._move_to_active(self._new_queued(new), EVENT_UNSCHEDULED_POD_UPDATE.label)
+
+    def delete(self, pi: PodInfo) -> None:
+        self.nominator.delete(pi)
+        uid = pi.uid
+        if self.active_q.delete(uid) is not None:
+            return
+        if self.backoff_q.delete(uid) is not None or self.error_backoff_q.delete(uid) is not None:
+            return
+        self.unschedulable.pop(uid, None)
+
+    def flush_backoff_completed(self) -> None:
+        now = self.clock()
+        for heap in (self.backoff_q, self.error_backoff_q):
+            while True:
+                q = heap.peek()
+                if q is None or self._backoff_time(q) > now:
+                    break
+                heap.pop()
+                self._move_to_active(q, BACKOFF_COMPLETE, from_backoff=True)
+
+    def flush_unschedulable_leftover(self) -> None:
+        now = self.clock()
+        stale = [q for q in self.unschedulable.values() if now - q.timestamp > self.max_in_unschedulable]
+        if stale:
+            self._move_pods(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
+
+    # ------------------------------------------------------------ nominator
+
+    def add_nominated_pod(self, pi: PodInfo, info: NominatingInfo | None) -> None:
+        self.nominator.add(pi, info)
+
+    def delete_nominated_pod_if_exists(self, pi: PodInfo) -> None:
+        self.nominator.delete(pi)
+
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
+        return self.nominator.nominated_pods_for_node(node)
+
+    # ------------------------------------------------------------ inspection
+
+    def next_backoff_expiry(self) -> float | None:
+        times = []
+        for heap in (self.backoff_q, self.error_backoff_q):
+            q = heap.peek()
+            if q is not None:
+                times.append(self._backoff_time(q))
+        return min(times) if times else None
+
+    def next_unschedulable_timeout(self) -> float | None:
+        if not self.unschedulable:
+            return None
+        return min(q.timestamp for q in self.unschedulable.values()) + self.max_in_unschedulable
+
+    def pending_counts(self) -> dict[str, int]:
+        gated = sum(1 for q in self.unschedulable.values() if q.gated())
+        return {
+            "active": len(self.active_q),
+            "backoff": len(self.backoff_q) + len(self.error_backoff_q),
+            "unschedulable": len(self.unschedulable) - gated,
+            "gated": gated,
+        }
+
+    def has_work(self) -> bool:
+        return len(self.active_q) > 0 or len(self.backoff_q) > 0
+
+    def find(self, uid: str) -> QueuedPodInfo | None:
+        for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
+            q = heap.get(uid)
+            if q is not None:
+                return q
+        return self.unschedulable.get(uid)
+
+
+def _uid(q: QueuedPodInfo) -> str:
+    return q.pod_info.uid

@@ -1,0 +1,132 @@
+"""Builders for tests and for plugin authors: pods, nodes, snapshots and a handle, in a line each.
+
+p = make_pod("web", cpu="500m", labels={"app": "web"})
+n = make_node("n1", cpu="4", mem="8Gi", labels={"zone": "a"})
+env = Env([n], [make_pod("used", cpu="1", node="n1")])
+env.snapshot, env.handle, env.pod_info(p)
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import Any
+
+from kubesched.api.core import Node, Pod
+from kubesched.api.decode import decode
+from kubesched.cache.cache import Cache
+from kubesched.cluster import admission
+from kubesched.cluster.client import EmbeddedClient
+from kubesched.cluster.store import ClusterStore
+from kubesched.framework.handle import Handle, Lister
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import PodInfo
+
+
+def make_pod(
+    name: str,
+    cpu: str | None = None,
+    mem: str | None = None,
+    *,
+    namespace: str = "default",
+    node: str = "",
+    labels: dict[str, str] | None = None,
+    priority: int | None = None,
+    extra: dict[str, Any] | None = None,
+    spec: dict[str, Any] | None = None,
+    uid: str | None = None,
+    image: str = "registry.k8s.io/pause:3.10",
+    ports: list[dict[str, Any]] | None = None,
+) -> Pod:
+    """A pod with one container requesting `cpu`/`mem` (and `extra` resources); `spec` overrides spec fields."""
+    requests: dict[str, Any] = {}
+    if cpu is not None:
+        requests["cpu"] = cpu
+    if mem is not None:
+        requests["memory"] = mem
+    requests.update(extra or {})
+    container: dict[str, Any] = {"name": "c", "image": image}
+    if requests:
+        container["resources"] = {"requests": requests}
+    if ports:
+        container["ports"] = ports
+    raw_spec: dict[str, Any] = {"containers": [container]}
+    if node:
+        raw_spec["nodeName"] = node
+    if priority is not None:
+        raw_spec["priority"] = priority
+    raw_spec.update(spec or {})
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid or f"uid-{namespace}-{name}"}
+    if labels:
+        meta["labels"] = labels
+    pod = decode("Pod", {"metadata": meta, "spec": raw_spec})
+    return admission.default_pod(pod)
+
+
+def make_node(
+    name: str,
+    cpu: str = "4",
+    mem: str = "8Gi",
+    pods: str = "110",
+    *,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+    unschedulable: bool = False,
+    extra: dict[str, Any] | None = None,
+    images: list[tuple[list[str], int]] | None = None,
+) -> Node:
+    capacity: dict[str, Any] = {"cpu": cpu, "memory": mem, "pods": pods, **(extra or {})}
+    raw: dict[str, Any] = {
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {"taints": taints or [], "unschedulable": unschedulable},
+        "status": {"capacity": capacity},
+    }
+    if images:
+        raw["status"]["images"] = [{"names": names, "sizeBytes": size} for names, size in images]
+    return admission.default_node(decode("Node", raw))
+
+
+class Env:
+    """A cache, its snapshot and a handle over an embedded cluster holding the given objects."""
+
+    def __init__(
+        self, nodes: Iterable[Node], pods: Iterable[Pod] = (), objects: Iterable[tuple[str, Any]] = ()
+    ) -> None:
+        self.store = ClusterStore()
+        self.client = EmbeddedClient(self.store)
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        for kind, obj in objects:
+            self.client.create(kind, obj)
+        for n in nodes:
+            self.store.create("Node", n)
+            self.cache.add_node(n)
+        for p in pods:
+            self.add_pod(p)
+        self.cache.update_snapshot(self.snapshot)
+        self.handle = Handle(
+            "default-scheduler",
+            lambda: self.snapshot,
+            self.client,
+            self._lister,
+            lambda: None,
+            lambda: 0.0,
+            random.Random(0),
+            lambda pods: None,
+        )
+
+    def _lister(self, kind: str) -> Lister:
+        return Lister(lambda key: self.store.find(kind, key), lambda: self.store.iter(kind))
+
+    def add_pod(self, pod: Pod) -> PodInfo:
+        """Add a bound pod to the cluster and the cache."""
+        pi = PodInfo(pod)
+        self.cache.add_pod(pi)
+        self.cache.update_snapshot(self.snapshot)
+        return pi
+
+    def pod_info(self, pod: Pod) -> PodInfo:
+        return PodInfo(pod)
+
+    def node(self, name: str) -> Any:
+        return self.snapshot.get(name)
