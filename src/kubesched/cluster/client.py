@@ -111,7 +111,8 @@ class EmbeddedClient:
             )
         if pod.spec.node_name:
             raise Conflict(
-                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned to node "{pod.spec.node_name}"'
+                f'Operation cannot be fulfilled on pods/binding "{name}": '
+                f'pod {name} is already assigned to node "{pod.spec.node_name}"'
             )
         if self.store.find("Node", node) is None:
             raise NotFound("Node", node)

@@ -17,7 +17,6 @@ path with those pods added (RunFilterPluginsWithNominatedPods).
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
