@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from kubesched.api.core import Namespace, Node, Pod, PodCondition
+from kubesched.api.decode import NAMESPACED
 from kubesched.api.meta import ObjectMeta
 from kubesched.api.scheduling import PriorityClass
 from kubesched.api.storage import StorageClass
@@ -70,6 +71,8 @@ class EmbeddedClient:
     # ------------------------------------------------------------ generic
 
     def create(self, kind: str, obj: Any) -> Any:
+        if kind in NAMESPACED and not obj.metadata.namespace:
+            obj = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, namespace="default"))
         if kind == POD:
             obj = admission.admit_priority(admission.default_pod(obj), self.priority_classes())
         elif kind == "Node":

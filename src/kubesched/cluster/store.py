@@ -63,7 +63,10 @@ class ClusterStore:
     # ------------------------------------------------------------ watch
 
     def subscribe(self, kind: str, handler: Handler) -> None:
+        """Watch a kind; like an informer's initial list, existing objects arrive first as ADDED."""
         self._handlers.setdefault(kind, []).append(handler)
+        for obj in list(self.objects.get(kind, {}).values()):
+            handler(ADDED, None, obj)
 
     def deliver(self) -> int:
         """Hand buffered events to the watchers, in order; returns how many were delivered."""

@@ -33,6 +33,11 @@ class Plugin:
 
     name: ClassVar[str] = ""
 
+    @classmethod
+    def new(cls, args: Any, handle: Any) -> Plugin:
+        """The factory the registry calls: typed args (None when the plugin takes none) and the profile's handle."""
+        return cls()
+
     def __repr__(self) -> str:
         return f"<plugin {self.name}>"
 

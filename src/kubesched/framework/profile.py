@@ -138,11 +138,11 @@ def build_framework(
     handle = handle_for(None)
     pmap: dict[str, Plugin] = {}
     needed = set(_needed(profile.plugins))
-    for name, factory in registry.items():
+    for name in registry:
         if name not in needed:
             continue
         try:
-            pmap[name] = _instantiate(factory, profile.args_for(name), handle)
+            pmap[name] = _instantiate(registry[name], profile.args_for(name), handle)
         except FrameworkError:
             raise
         except Exception as err:

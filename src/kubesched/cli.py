@@ -1,0 +1,72 @@
+"""The `kubesched` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from kubesched import __version__
+from kubesched.config import ConfigError, load_config_file
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.errors import InputError
+
+EXIT_INPUT = 2
+
+
+def _load_config(path: str | None) -> KubeSchedulerConfiguration | None:
+    if path is None:
+        return None
+    try:
+        return load_config_file(path)
+    except ConfigError as err:
+        raise InputError(err.source, err.message) from None
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from kubesched.simulate import output
+    from kubesched.simulate.runner import Simulation
+    from kubesched.simulate.scenario import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    sim = Simulation(scenario, _load_config(args.config), seed=args.seed)
+    result = sim.run()
+    if args.output == "json":
+        print(output.to_json(result))
+    elif args.output == "yaml":
+        print(output.to_yaml(result), end="")
+    else:
+        from rich.console import Console
+
+        Console().print(output.render_table(result, scenario.description))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kubesched", description="kube-scheduler v1.34 in Python.")
+    p.add_argument("--version", action="version", version=f"kubesched {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sim = sub.add_parser("simulate", help="schedule the pods of a scenario on an embedded cluster")
+    sim.add_argument("scenario", help="multi-document YAML: nodes, pods, ... (optionally a Scenario header)")
+    sim.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
+    sim.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
+    sim.set_defaults(func=cmd_simulate)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

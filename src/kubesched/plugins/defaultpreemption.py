@@ -1,0 +1,189 @@
+"""DefaultPreemption (framework/plugins/defaultpreemption): the PostFilter that evicts lower-priority pods.
+
+The flow lives in kubesched.preemption.evaluator; this plugin decides who may
+preempt, how many candidate nodes to try, and which pods on a node must go
+(SelectVictimsOnNode: remove every lower-priority pod, check the preemptor fits,
+then reprieve pods back — PDB-violating ones first, most important first —
+while it still fits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kubesched.api.labels import SelectorError, label_selector
+from kubesched.api.scheduling import PodDisruptionBudget
+from kubesched.config.types import DefaultPreemptionArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import NodeToStatus
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interface import EnqueueExtensions, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins import names
+from kubesched.preemption.evaluator import (
+    DISRUPTION_TARGET,
+    PREEMPTION_BY_SCHEDULER,
+    Evaluator,
+    Victims,
+    importance_key,
+)
+
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+
+def pod_terminating_by_preemption(pi: PodInfo) -> bool:
+    pod = pi.pod
+    if pod.metadata.deletion_timestamp is None:
+        return False
+    for c in pod.status.conditions:
+        if c.type == DISRUPTION_TARGET:
+            return c.status == "True" and c.reason == PREEMPTION_BY_SCHEDULER
+    return False
+
+
+def filter_pods_with_pdb_violation(
+    pods: Sequence[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Split victims into those whose eviction would break a PDB and the others, budgets decremented in order."""
+    allowed = [pdb.status.disruptions_allowed if pdb.status is not None else 0 for pdb in pdbs]
+    selectors = []
+    for pdb in pdbs:
+        try:
+            selectors.append(label_selector(pdb.spec.selector))
+        except SelectorError:
+            selectors.append(None)
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pi in pods:
+        violated = False
+        if pi.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.metadata.namespace != pi.namespace:
+                    continue
+                sel = selectors[i]
+                if sel is None or sel.is_empty() or sel.is_nothing() or not sel.matches(pi.labels):
+                    continue
+                if pdb.status is not None and pi.name in pdb.status.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pi)
+    return violating, non_violating
+
+
+class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
+    name = names.DEFAULT_PREEMPTION
+
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: Any) -> None:
+        self.args = args or DefaultPreemptionArgs()
+        self.handle = handle
+        self.evaluator = Evaluator(self.name, handle, self)
+
+    @classmethod
+    def new(cls, args: Any, handle: Any) -> DefaultPreemption:
+        return cls(args, handle)
+
+    # ------------------------------------------------------------ extension points
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, node_to_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        self.handle.metrics_inc_preemption_attempts()
+        result, status = self.evaluator.preempt(state, pod, node_to_status)
+        msg = status.message()
+        if msg:
+            return result, Status(status.code, "preemption: " + msg)
+        return result, status
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if self.evaluator.is_pod_running_preemption(pod.uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for the preemption for this pod to be finished")
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # The evaluator re-activates the preemptor itself once its API calls are done.
+        return []
+
+    # ------------------------------------------------------------ PreemptionInterface
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        return self.handle.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
+        if pod.pod.spec.preemption_policy == "Never":
+            return False, "not eligible due to preemptionPolicy=Never."
+        nominated = pod.pod.status.nominated_node_name
+        if nominated:
+            if nominated_node_status is not None and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            ni = self.handle.snapshot().get(nominated)
+            if ni is not None:
+                for p in ni.pods:
+                    if p.priority < pod.priority and pod_terminating_by_preemption(p):
+                        return False, "not eligible due to a terminating pod on the nominated node."
+        return True, ""
+
+    def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[Callable[[str], float]] | None:
+        return None
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[PodInfo], int, Status | None]:
+        fw = self.handle.framework
+
+        def remove(pi: PodInfo) -> Status | None:
+            node_info.remove_pod(pi)
+            return fw.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+
+        def add(pi: PodInfo) -> Status | None:
+            node_info.add_pod(pi)
+            return fw.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+
+        potential = [pi for pi in list(node_info.pods) if pi.priority < pod.priority]
+        for pi in potential:
+            s = remove(pi)
+            if s is not None:
+                return [], 0, s
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+        s = fw.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if s is not None and s.code != Code.SUCCESS:
+            return [], 0, s
+        potential.sort(key=importance_key)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+
+        def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
+            st = add(pi)
+            if st is not None:
+                return False, st
+            fits = fw.run_filter_plugins_with_nominated_pods(state, pod, node_info) is None
+            if not fits:
+                st = remove(pi)
+                if st is not None:
+                    return False, st
+                victims.append(pi)
+            return fits, None
+
+        for pi in violating:
+            fits, err = reprieve(pi)
+            if err is not None:
+                return [], 0, err
+            if not fits:
+                num_violating += 1
+        for pi in non_violating:
+            _, err = reprieve(pi)
+            if err is not None:
+                return [], 0, err
+        if violating and non_violating:
+            victims.sort(key=importance_key)
+        return victims, num_violating, Status(Code.SUCCESS)

@@ -1,0 +1,1 @@
+"""DynamicResources (framework/plugins/dynamicresources): devices through ResourceClaims."""

@@ -1,0 +1,322 @@
+"""The preemption evaluator (framework/preemption/preemption.go).
+
+Preempt, step by step, as upstream:
+0. take the latest version of the preemptor;
+1. check that it may preempt (preemptionPolicy, a victim already terminating on its nominated node);
+2. find candidates: nodes that failed with plain Unschedulable, tried from a seeded random offset,
+   each by a dry run on a cloned NodeInfo and cloned CycleState (SelectVictimsOnNode);
+3. let preempt-capable extenders trim the candidates;
+4. pick one node (fewest PDB violations, lowest highest-priority victim, lowest priority sum,
+   fewest victims, latest start time, then the first);
+5. prepare it: victims waiting at Permit are rejected, the others get a DisruptionTarget
+   condition and are deleted; lower-priority pods nominated to that node lose their nomination.
+   This runs after the scheduling cycle (asynchronous preemption, on in 1.34); meanwhile the
+   preemptor is held back by the plugin's PreEnqueue, and released just before the last victim
+   is deleted so that the deletion event requeues it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Any, Protocol
+
+from kubesched.api.core import PodCondition
+from kubesched.api.scheduling import PodDisruptionBudget
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
+from kubesched.framework.interface import PostFilterResult
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
+@dataclass
+class Victims:
+    pods: list[PodInfo]
+    num_pdb_violations: int = 0
+
+
+@dataclass
+class Candidate:
+    name: str
+    victims: Victims
+
+
+class PreemptionInterface(Protocol):
+    """What a preemption plugin decides; DefaultPreemption implements it."""
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]: ...
+
+    def pod_eligible_to_preempt_others(
+        self, pod: PodInfo, nominated_node_status: Status | None
+    ) -> tuple[bool, str]: ...
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[PodInfo], int, Status | None]: ...
+
+    def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[Callable[[str], int]] | None: ...
+
+
+def pod_start_key(pi: PodInfo) -> float:
+    """GetPodStartTime as seconds since the epoch; a pod not started yet counts as starting now,
+    i.e. after every started pod (infinity here, so that the result does not depend on the wall clock)."""
+    st = pi.start_time
+    if st is None:
+        return math.inf
+    if st.tzinfo is None:
+        st = st.replace(tzinfo=UTC)
+    return st.timestamp()
+
+
+def more_important(a: PodInfo, b: PodInfo) -> bool:
+    """util.MoreImportantPod: higher priority, then earlier start."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return pod_start_key(a) < pod_start_key(b)
+
+
+def importance_key(pi: PodInfo) -> tuple[int, float]:
+    """Sort key equivalent to more_important (ascending = most important first)."""
+    return (-pi.priority, pod_start_key(pi))
+
+
+class Evaluator:
+    def __init__(self, plugin_name: str, handle: Any, iface: PreemptionInterface) -> None:
+        self.plugin_name = plugin_name
+        self.handle = handle
+        self.iface = iface
+        # Pods whose preemption is still being carried out (asynchronous preemption).
+        self.preempting: set[str] = set()
+        self.on_victim: Callable[[PodInfo, PodInfo, str], None] | None = None
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        return uid in self.preempting
+
+    # ------------------------------------------------------------ Preempt
+
+    def preempt(self, state: CycleState, pod: PodInfo, m: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        latest = self.handle.client.get_pod(pod.namespace, pod.name)
+        if latest is None:
+            return None, Status.as_error(f'pods "{pod.name}" not found')
+        if latest is not pod.pod:
+            pod = PodInfo(latest)
+        nominated_status = m.get(pod.pod.status.nominated_node_name) if pod.pod.status.nominated_node_name else None
+        ok, msg = self.iface.pod_eligible_to_preempt_others(pod, nominated_status)
+        if not ok:
+            return None, Status(Code.UNSCHEDULABLE, msg)
+
+        snapshot = self.handle.snapshot()
+        if snapshot.num_nodes == 0:
+            return None, Status.as_error("no nodes available")
+        candidates, node_statuses, errors = self.find_candidates(state, pod, m)
+        if errors and not candidates:
+            return None, Status.as_error(errors[0])
+        if not candidates:
+            d = Diagnosis()
+            d.node_to_status = node_statuses
+            node_statuses.absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREEMPTION_NOT_HELPFUL)
+            fit = FitError(pod.key, snapshot.num_nodes, d)
+            return PostFilterResult("", PostFilterResult.MODE_OVERRIDE), Status(Code.UNSCHEDULABLE, fit.message())
+
+        candidates, st = self.call_extenders(pod, candidates)
+        if st is not None:
+            return None, st
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
+        self.prepare_candidate_async(best, pod)
+        return PostFilterResult(best.name, PostFilterResult.MODE_OVERRIDE), Status(Code.SUCCESS)
+
+    def find_candidates(
+        self, state: CycleState, pod: PodInfo, m: NodeToStatus
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        snapshot = self.handle.snapshot()
+        potential = m.nodes_for_status_code(snapshot, Code.UNSCHEDULABLE)
+        if not potential:
+            return [], NodeToStatus(), []
+        pdbs = self.handle.lister("PodDisruptionBudget").list()
+        offset, num = self.iface.get_offset_and_num_candidates(len(potential))
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        potential: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses = NodeToStatus()
+        errors: list[str] = []
+        n = len(potential)
+        for i in range(n):
+            node_copy = potential[(offset + i) % n].clone()
+            state_copy = state.clone()
+            pods, violations, status = self.iface.select_victims_on_node(state_copy, pod, node_copy, pdbs)
+            if status is None or status.code == Code.SUCCESS:
+                if pods:
+                    c = Candidate(node_copy.name, Victims(pods, violations))
+                    (non_violating if violations == 0 else violating).append(c)
+                    if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                        break
+                    continue
+                status = Status.as_error(f'expected at least one victim pod on node "{node_copy.name}"')
+            if status.code == Code.ERROR:
+                errors.append(status.message())
+            statuses.set(node_copy.name, status)
+        return non_violating[:num_candidates] + violating[:num_candidates], statuses, errors
+
+    def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        extenders = [e for e in self.handle.extenders() if e.supports_preemption() and e.is_interested(pod)]
+        if not extenders:
+            return candidates, None
+        victims = {c.name: c.victims for c in candidates}
+        for ext in extenders:
+            try:
+                victims = ext.process_preemption(pod, victims, self.handle.snapshot())
+            except Exception as err:  # noqa: BLE001 - an extender's failure is reported, or ignored if ignorable
+                if ext.is_ignorable():
+                    continue
+                return [], Status.as_error(err)
+            for node, v in list(victims.items()):
+                if v is None or not v.pods:
+                    if ext.is_ignorable():
+                        del victims[node]
+                        continue
+                    return [], Status.as_error(f'expected at least one victim pod on node "{node}"')
+            if not victims:
+                break
+        return [Candidate(name, v) for name, v in victims.items()], None
+
+    def select_candidate(self, candidates: list[Candidate]) -> Candidate | None:
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        victims = {c.name: c.victims for c in candidates}
+        funcs = self.iface.ordered_score_funcs(victims)
+        node = pick_one_node_for_preemption([c.name for c in candidates], victims, funcs)
+        for c in candidates:
+            if c.name == node:
+                return c
+        return candidates[0]
+
+    # ------------------------------------------------------------ preparation
+
+    def prepare_candidate_async(self, c: Candidate, pod: PodInfo) -> None:
+        """Mark the preemptor as preempting and schedule the API calls after this cycle."""
+        self.handle.metrics_observe_victims(len(c.victims.pods))
+        self.preempting.add(pod.uid)
+        self.handle.run_after_cycle(lambda: self._carry_out(c, pod))
+
+    def _carry_out(self, c: Candidate, pod: PodInfo) -> None:
+        failed = False
+        for np_ in lower_priority_nominated_pods(self.handle, pod, c.name):
+            try:
+                self.handle.client.update_pod_status(np_.namespace, np_.name, nominated_node_name="")
+            except Exception:  # noqa: BLE001 - clearing nominations is not critical
+                failed = True
+        victims = c.victims.pods
+        if not victims:
+            self.preempting.discard(pod.uid)
+            return
+        for v in victims[:-1]:
+            failed |= not self.preempt_pod(c, pod, v)
+        self.preempting.discard(pod.uid)
+        failed |= not self.preempt_pod(c, pod, victims[-1])
+        if failed:
+            self.handle.activate([pod])
+
+    def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> bool:
+        """Reject a victim waiting at Permit, or mark it DisruptionTarget and delete it."""
+        wp = self.handle.get_waiting_pod(victim.uid)
+        if wp is not None:
+            wp.reject(self.plugin_name, "preempted")
+        else:
+            client = self.handle.client
+            cond = PodCondition(
+                type=DISRUPTION_TARGET,
+                status="True",
+                reason=PREEMPTION_BY_SCHEDULER,
+                message=f"{preemptor.pod.spec.scheduler_name}: preempting to accommodate a higher priority pod",
+            )
+            try:
+                if client.get_pod(victim.namespace, victim.name) is None:
+                    return True
+                client.update_pod_status(victim.namespace, victim.name, condition=cond)
+                client.delete_pod(victim.namespace, victim.name)
+            except KeyError:
+                return True
+            except Exception:  # noqa: BLE001 - an API failure re-activates the preemptor
+                return False
+        if self.on_victim is not None:
+            self.on_victim(victim, preemptor, c.name)
+        self.handle.client.record_event(
+            "Normal",
+            "Preempted",
+            "Preempting",
+            f"Preempted by pod {preemptor.uid} on node {c.name}",
+            victim.key,
+            preemptor.key,
+        )
+        return True
+
+
+def lower_priority_nominated_pods(handle: Any, pod: PodInfo, node: str) -> list[PodInfo]:
+    return [p for p in handle.nominated_pods_for_node(node) if p.priority < pod.priority]
+
+
+def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], int]]:
+    def pdb(node: str) -> int:
+        return -victims[node].num_pdb_violations
+
+    def highest(node: str) -> int:
+        return -victims[node].pods[0].priority
+
+    def priority_sum(node: str) -> int:
+        return -sum(p.priority + (1 << 31) for p in victims[node].pods)
+
+    def count(node: str) -> int:
+        return -len(victims[node].pods)
+
+    def latest_start(node: str) -> float:
+        # util.GetEarliestPodStartTime: the earliest start among the highest-priority victims; later is better.
+        pods = victims[node].pods
+        top = max(p.priority for p in pods)
+        return min(pod_start_key(p) for p in pods if p.priority == top)
+
+    return [pdb, highest, priority_sum, count, latest_start]  # type: ignore[list-item]
+
+
+def pick_one_node_for_preemption(
+    nodes: list[str], victims: dict[str, Victims], funcs: list[Callable[[str], float]] | None
+) -> str:
+    if not nodes:
+        return ""
+    if not funcs:
+        funcs = _default_score_funcs(victims)
+    candidates = list(nodes)
+    for f in funcs:
+        best = -math.inf
+        selected: list[str] = []
+        for node in candidates:
+            s = f(node)
+            if s > best:
+                best = s
+                selected = []
+            if s == best:
+                selected.append(node)
+        if len(selected) == 1:
+            return selected[0]
+        candidates = selected
+    return candidates[0]

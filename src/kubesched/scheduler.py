@@ -1,0 +1,775 @@
+"""The Scheduler (pkg/scheduler/scheduler.go, schedule_one.go, eventhandlers.go).
+
+schedule_one pops a pod and runs its scheduling cycle (PreFilter, Filter,
+PostFilter on failure, PreScore, Score, select_host, assume, Reserve, Permit),
+then its binding cycle (WaitOnPermit, PreBind, Bind, PostBind). Failures go
+through handle_scheduling_failure: the pod goes back to the queue, gets the
+PodScheduled=False condition with the FailedScheduling message, and an event.
+
+The scheduler runs on one thread. Cluster changes reach it as watch events that
+it drains between steps (`sync`), so a scheduling cycle always sees a stable
+cache; a binding cycle waiting at Permit is parked and resumed later.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.core import Node, Pod, PodCondition
+from kubesched.cache.cache import Cache, CacheError
+from kubesched.cluster.store import ADDED, DELETED, MODIFIED
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import EXTENDER_NAME, Diagnosis, FitError
+from kubesched.framework.events import (
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    ActionType,
+    ClusterEvent,
+    Resource,
+    pod_scheduling_property_changes,
+    unroll_wildcard_resource,
+)
+from kubesched.framework.handle import Handle, Lister
+from kubesched.framework.interface import EnqueueExtensions, PostFilterResult
+from kubesched.framework.profile import build_frameworks
+from kubesched.framework.runtime import Framework
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.metrics import Metrics
+from kubesched.plugins.registry import Registry
+from kubesched.queue.nominator import CLEAR_NOMINATED_NODE, MODE_OVERRIDE, NominatingInfo
+from kubesched.queue.scheduling_queue import HintFunction, QueueingHintMap, SchedulingQueue
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+POD_REASON_UNSCHEDULABLE = "Unschedulable"
+POD_REASON_SCHEDULER_ERROR = "SchedulerError"
+MAX_MESSAGE_LENGTH = 1024
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+    nominating_info: NominatingInfo | None = None
+
+
+@dataclass
+class Attempt:
+    """What the scheduler saw on one attempt of one pod (for reports and `explain`)."""
+
+    pod: str
+    time: float
+    node: str = ""
+    scores: dict[str, int] = field(default_factory=dict)
+    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    tied: list[str] = field(default_factory=list)
+    message: str = ""
+    reason: str = ""
+
+
+class _Error(Exception):
+    """An Error status raised out of the algorithm."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all: int) -> int:
+    """How many feasible nodes to look for: all below 100 nodes, else the adaptive percentage."""
+    if num_all < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all // 125
+        pct = max(pct, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    n = num_all * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        cluster: Any,
+        config: KubeSchedulerConfiguration,
+        *,
+        clock: Callable[[], float],
+        seed: int = 0,
+        registry: Registry | None = None,
+        extenders: list[Any] | None = None,
+    ) -> None:
+        self.cluster = cluster
+        self.client = cluster.client
+        self.config = config
+        self.now = clock
+        self.rng = random.Random(seed)
+        self.cache = Cache()
+        self.snapshot = Snapshot()
+        self.extenders = extenders or []
+        self.metrics = Metrics()
+        self.next_start_node_index = 0
+        self._after_cycle: list[Callable[[], None]] = []
+        self._parked: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo]] = []
+        self.attempts: dict[str, Attempt] = {}
+        self.on_attempt: Callable[[Attempt], None] | None = None
+        self.handles: dict[str, Handle] = {}
+        self.queue: SchedulingQueue | None = None
+        self.profiles = build_frameworks(config, registry or Registry(), self._handle_for)
+        self.queue = self._build_queue()
+        self._subscribe()
+
+    # ------------------------------------------------------------ construction
+
+    def _lister(self, kind: str) -> Lister:
+        store = self.cluster.store
+        return Lister(lambda key: store.find(kind, key), lambda: store.iter(kind))
+
+    def _handle_for(self, profile: str, fw: Framework | None) -> Handle:
+        h = self.handles.get(profile)
+        if h is None:
+            h = Handle(
+                profile,
+                lambda: self.snapshot,
+                self.client,
+                self._lister,
+                lambda: self.queue.nominator if self.queue is not None else None,
+                self.now,
+                self.rng,
+                self._activate,
+                lambda: self.extenders,
+            )
+            h.run_after_cycle = self._after_cycle.append  # type: ignore[attr-defined]
+            h.metrics_inc_preemption_attempts = self.metrics.preemption_attempts.inc  # type: ignore[attr-defined]
+            h.metrics_observe_victims = self.metrics.preemption_victims.observe  # type: ignore[attr-defined]
+            self.handles[profile] = h
+        if fw is not None:
+            h.framework = fw
+        return h
+
+    def _build_queue(self) -> SchedulingQueue:
+        hints: dict[str, QueueingHintMap] = {}
+        pre_enqueue: dict[str, list[Any]] = {}
+        for name, fw in self.profiles.items():
+            hmap: QueueingHintMap = {}
+            for pl in fw.enqueue_extensions():
+                events = pl.events_to_register() if isinstance(pl, EnqueueExtensions) else unroll_wildcard_resource()
+                for e in events:
+                    hmap.setdefault(e.event, []).append(HintFunction(pl.name, e.hint))
+            hints[name] = hmap
+            pre_enqueue[name] = list(fw.pre_enqueue_plugins)
+        first = next(iter(self.profiles.values()))
+        return SchedulingQueue(
+            first.queue_sort(),
+            self.now,
+            pre_enqueue_plugins=pre_enqueue,
+            queueing_hints=hints,
+            initial_backoff=float(self.config.pod_initial_backoff_seconds),
+            max_backoff=float(self.config.pod_max_backoff_seconds),
+        )
+
+    def _subscribe(self) -> None:
+        store = self.cluster.store
+        store.subscribe("Pod", self._on_pod)
+        store.subscribe("Node", self._on_node)
+        for kind, resource in (
+            ("PersistentVolume", Resource.PERSISTENT_VOLUME),
+            ("PersistentVolumeClaim", Resource.PERSISTENT_VOLUME_CLAIM),
+            ("StorageClass", Resource.STORAGE_CLASS),
+            ("CSINode", Resource.CSI_NODE),
+            ("CSIDriver", Resource.CSI_DRIVER),
+            ("ResourceClaim", Resource.RESOURCE_CLAIM),
+            ("ResourceSlice", Resource.RESOURCE_SLICE),
+            ("DeviceClass", Resource.DEVICE_CLASS),
+        ):
+            store.subscribe(kind, self._generic_handler(resource))
+
+    # ------------------------------------------------------------ event handlers
+
+    def _responsible(self, pod: Pod) -> bool:
+        return pod.spec.scheduler_name in self.profiles
+
+    def _on_pod(self, etype: str, old: Pod | None, new: Pod | None) -> None:
+        q = self.queue
+        assert q is not None
+        if etype == ADDED:
+            assert new is not None
+            if new.spec.node_name:
+                self._add_assigned(new)
+            elif self._responsible(new) and not _terminal(new):
+                q.add(PodInfo(new))
+        elif etype == MODIFIED:
+            assert old is not None and new is not None
+            if old.spec.node_name:
+                if _terminal(new):
+                    self._delete_assigned(old)
+                    return
+                self._update_assigned(old, new)
+            elif new.spec.node_name:
+                self._add_assigned(new)
+                if self._responsible(old):
+                    self._delete_unscheduled(old)
+            elif self._responsible(old):
+                self._update_unscheduled(old, new)
+        elif etype == DELETED:
+            assert old is not None
+            if old.spec.node_name:
+                self._delete_assigned(old)
+            elif self._responsible(old):
+                self._delete_unscheduled(old)
+
+    def _add_assigned(self, pod: Pod) -> None:
+        pi = PodInfo(pod)
+        try:
+            self.cache.add_pod(pi)
+        except CacheError:
+            return
+        self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod)  # type: ignore[union-attr]
+
+    def _update_assigned(self, old: Pod, new: Pod) -> None:
+        try:
+            self.cache.update_pod(PodInfo(old), PodInfo(new))
+        except CacheError:
+            return
+        for ev in pod_scheduling_property_changes(new, old):
+            self.queue.move_all_to_active_or_backoff(ev, old, new)  # type: ignore[union-attr]
+
+    def _delete_assigned(self, old: Pod) -> None:
+        try:
+            self.cache.remove_pod(PodInfo(old))
+        except CacheError:
+            pass
+        self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, old, None)  # type: ignore[union-attr]
+
+    def _update_unscheduled(self, old: Pod, new: Pod) -> None:
+        if old.metadata.resource_version == new.metadata.resource_version:
+            return
+        if self.cache.is_assumed(new.metadata.uid):
+            return
+        q = self.queue
+        assert q is not None
+        q.update(PodInfo(old), PodInfo(new))
+        nnn = old.status.nominated_node_name
+        if nnn and nnn != new.status.nominated_node_name:
+            prio = old.spec.priority or 0
+            q.move_all_to_active_or_backoff(
+                EVENT_ASSIGNED_POD_DELETE, old, None, lambda qp: qp.pod_info.priority <= prio
+            )
+
+    def _delete_unscheduled(self, old: Pod) -> None:
+        q = self.queue
+        assert q is not None
+        pi = PodInfo(old)
+        q.delete(pi)
+        fw = self.profiles.get(old.spec.scheduler_name)
+        rejected = False
+        if fw is not None:
+            wp = fw.waiting_pods.get(old.metadata.uid)
+            if wp is not None:
+                wp.reject("", "removed")
+                rejected = True
+        if rejected:
+            q.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, old, None)
+        elif old.status.nominated_node_name:
+            prio = old.spec.priority or 0
+            q.move_all_to_active_or_backoff(
+                EVENT_ASSIGNED_POD_DELETE, old, None, lambda qp: qp.pod_info.priority <= prio
+            )
+
+    def _on_node(self, etype: str, old: Node | None, new: Node | None) -> None:
+        q = self.queue
+        assert q is not None
+        if etype == ADDED:
+            assert new is not None
+            self.cache.add_node(new)
+            q.move_all_to_active_or_backoff(ClusterEvent(Resource.NODE, ActionType.ADD), None, new)
+        elif etype == MODIFIED:
+            assert old is not None and new is not None
+            self.cache.update_node(old, new)
+            for ev in node_scheduling_property_changes(new, old):
+                q.move_all_to_active_or_backoff(ev, old, new)
+        elif etype == DELETED:
+            assert old is not None
+            q.move_all_to_active_or_backoff(ClusterEvent(Resource.NODE, ActionType.DELETE), old, None)
+            try:
+                self.cache.remove_node(old)
+            except CacheError:
+                pass
+
+    def _generic_handler(self, resource: str) -> Callable[[str, Any, Any], None]:
+        actions = {ADDED: ActionType.ADD, MODIFIED: ActionType.UPDATE, DELETED: ActionType.DELETE}
+
+        def handle(etype: str, old: Any, new: Any) -> None:
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, actions[etype]), old, new)  # type: ignore[union-attr]
+
+        return handle
+
+    def _activate(self, pods: Iterable[PodInfo]) -> None:
+        self.queue.activate(pods)  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------ driving
+
+    def sync(self) -> None:
+        """Deliver pending watch events (the informers catching up)."""
+        self.cluster.store.deliver()
+
+    def schedule_one(self) -> bool:
+        """Pop one pod and try to schedule it; False when no pod can be popped."""
+        self.sync()
+        q = self.queue
+        assert q is not None
+        qpi = q.pop()
+        if qpi is None:
+            return False
+        pod = qpi.pod
+        fw = self.profiles.get(pod.spec.scheduler_name)
+        if fw is None or self._skip_pod_schedule(fw, qpi):
+            q.done(qpi.uid)
+            return True
+        state = CycleState()
+        self.attempts[qpi.pod_info.key] = Attempt(qpi.pod_info.key, self.now())
+        result, assumed, status = self.scheduling_cycle(state, fw, qpi)
+        if status is not None and status.code != Code.SUCCESS:
+            self.handle_scheduling_failure(fw, assumed, status, result.nominating_info)
+            self._run_after_cycle()
+            return True
+        self._run_after_cycle()
+        self.binding_cycle(state, fw, result, assumed)
+        self._run_after_cycle()
+        return True
+
+    def _run_after_cycle(self) -> None:
+        """Work upstream does off the scheduling goroutine (async preemption, deferred requeues), then events."""
+        self.sync()
+        while self._after_cycle:
+            self._after_cycle.pop(0)()
+            self.sync()
+
+    def _skip_pod_schedule(self, fw: Framework, qpi: QueuedPodInfo) -> bool:
+        pod = qpi.pod
+        if pod.metadata.deletion_timestamp is not None:
+            self.client.record_event(
+                "Warning",
+                "FailedScheduling",
+                "Scheduling",
+                f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}",
+                qpi.pod_info.key,
+            )
+            return True
+        return self.cache.is_assumed(qpi.uid)
+
+    # ------------------------------------------------------------ scheduling cycle
+
+    def scheduling_cycle(
+        self, state: CycleState, fw: Framework, qpi: QueuedPodInfo
+    ) -> tuple[ScheduleResult, QueuedPodInfo, Status | None]:
+        pod = qpi.pod_info
+        try:
+            result = self.schedule_pod(fw, state, pod)
+        except _Error as err:
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, err.status
+        except FitError as fit:
+            if not fw.has_post_filter_plugins():
+                return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, _fit_status(fit)
+            pf_result, pf_status = fw.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
+            fit.diagnosis.post_filter_msg = pf_status.message()
+            nominating = None
+            if pf_result is not None and pf_result.mode != PostFilterResult.MODE_NOOP:
+                nominating = NominatingInfo(pf_result.nominated_node_name, MODE_OVERRIDE)
+            return ScheduleResult(nominating_info=nominating), qpi, _fit_status(fit)
+
+        # Assume: the pod counts on the node from now on.
+        assumed_pod = _with_node(pod.pod, result.suggested_host)
+        assumed = PodInfo(assumed_pod)
+        assumed_qpi = _requeued(qpi, assumed)
+        try:
+            self.cache.assume_pod(assumed, result.suggested_host)
+        except CacheError as err:
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, Status.as_error(err)
+        self.queue.delete_nominated_pod_if_exists(assumed)  # type: ignore[union-attr]
+
+        s = fw.run_reserve_plugins_reserve(state, assumed, result.suggested_host)
+        if s is not None and s.code != Code.SUCCESS:
+            self._unreserve_and_forget(fw, state, assumed, result.suggested_host)
+            if s.is_rejected():
+                return (
+                    ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
+                    assumed_qpi,
+                    _single_node_fit(assumed, result, s),
+                )
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, s
+
+        s = fw.run_permit_plugins(state, assumed, result.suggested_host)
+        if s is not None and s.code not in (Code.SUCCESS, Code.WAIT):
+            self._unreserve_and_forget(fw, state, assumed, result.suggested_host)
+            if s.is_rejected():
+                return (
+                    ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
+                    assumed_qpi,
+                    _single_node_fit(assumed, result, s),
+                )
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_qpi, s
+        return result, assumed_qpi, None
+
+    def _unreserve_and_forget(self, fw: Framework, state: CycleState, pod: PodInfo, node: str) -> None:
+        fw.run_reserve_plugins_unreserve(state, pod, node)
+        try:
+            self.cache.forget_pod(pod)
+        except CacheError:
+            pass
+
+    def schedule_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
+        self.cache.update_snapshot(self.snapshot)
+        snap = self.snapshot
+        if snap.num_nodes == 0:
+            raise _Error(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_NODES_AVAILABLE))
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fw, state, pod)
+        if len(feasible) == 0:
+            raise FitError(pod.key, snap.num_nodes, diagnosis)
+        attempt = self.attempts.get(pod.key) or Attempt(pod.key, self.now())
+        self.attempts[pod.key] = attempt
+        if len(feasible) == 1:
+            attempt.node = snap.nodes[int(feasible[0])].name
+            self._attempt_done(attempt)
+            return ScheduleResult(attempt.node, 1 + len(diagnosis.node_to_status), 1)
+        totals, per_plugin = self.prioritize_nodes(fw, state, pod, feasible)
+        names = [snap.nodes[int(i)].name for i in feasible]
+        host, tied = self.select_host(names, totals)
+        attempt.node = host
+        attempt.scores = {n: int(t) for n, t in zip(names, totals, strict=True)}
+        attempt.plugin_scores = {
+            pl: {n: int(v) for n, v in zip(names, arr, strict=True)} for pl, arr in per_plugin.items()
+        }
+        attempt.tied = tied
+        self._attempt_done(attempt)
+        return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
+
+    def _attempt_done(self, attempt: Attempt) -> None:
+        if self.on_attempt is not None:
+            self.on_attempt(attempt)
+
+    def find_nodes_that_fit_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> tuple[np.ndarray, Diagnosis]:
+        snap = self.snapshot
+        diagnosis = Diagnosis()
+        pre_res, s, unscheduled = fw.run_pre_filter_plugins(state, pod, snap.nodes)
+        diagnosis.unschedulable_plugins = set(unscheduled)
+        if s is not None and s.code != Code.SUCCESS:
+            if not s.is_rejected():
+                raise _Error(s)
+            diagnosis.node_to_status.absent = s
+            diagnosis.pre_filter_msg = s.message()
+            diagnosis.add_plugin_status(s)
+            return np.zeros(0, np.int64), diagnosis
+
+        nnn = pod.pod.status.nominated_node_name
+        if nnn:
+            ni = snap.get(nnn)
+            if ni is not None:
+                feasible = self._find_nodes_that_pass_filters(
+                    fw, state, pod, diagnosis, np.array([ni.index], np.int64), rotate=False
+                )
+                feasible = self._find_nodes_that_pass_extenders(pod, feasible, diagnosis)
+                if len(feasible):
+                    return feasible, diagnosis
+
+        if pre_res is None or pre_res.all_nodes():
+            candidates = np.arange(snap.num_nodes, dtype=np.int64)
+        else:
+            idx = [snap.node_map[n].index for n in (pre_res.node_names or ()) if n in snap.node_map]
+            candidates = np.array(sorted(idx), np.int64)
+            diagnosis.node_to_status.absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(unscheduled))}]",
+            )
+        feasible = self._find_nodes_that_pass_filters(fw, state, pod, diagnosis, candidates, rotate=True)
+        before = len(feasible)
+        feasible = self._find_nodes_that_pass_extenders(pod, feasible, diagnosis)
+        if len(feasible) != before:
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return feasible, diagnosis
+
+    def _find_nodes_that_pass_filters(
+        self, fw: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, nodes: np.ndarray, rotate: bool
+    ) -> np.ndarray:
+        n = len(nodes)
+        if n == 0:
+            return nodes
+        to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
+        start = self.next_start_node_index % n
+        order = np.concatenate([nodes[start:], nodes[:start]]) if start else nodes
+        if not fw.has_filter_plugins():
+            feasible = order[:to_find]
+            if rotate:
+                self._advance_start(len(feasible))
+            return feasible
+        outcome = fw.find_feasible(state, pod, self.snapshot, order, to_find)
+        if outcome.error is not None:
+            raise _Error(outcome.error)
+        # The failed nodes' statuses only serve when nothing fits (message, preemption), or when
+        # extenders may still reject the feasible ones: build them only then.
+        if len(outcome.feasible) == 0 or self.extenders:
+            nodes_list = self.snapshot.nodes
+            for i, st in outcome.statuses().items():
+                diagnosis.node_to_status.set(nodes_list[i].name, st)
+                diagnosis.add_plugin_status(st)
+        if rotate:
+            self._advance_start(len(outcome.feasible) + outcome.num_failed)
+        return outcome.feasible
+
+    def _advance_start(self, processed: int) -> None:
+        total = self.snapshot.num_nodes
+        if total:
+            self.next_start_node_index = (self.next_start_node_index + processed) % total
+
+    def _find_nodes_that_pass_extenders(self, pod: PodInfo, feasible: np.ndarray, diagnosis: Diagnosis) -> np.ndarray:
+        if not self.extenders or len(feasible) == 0:
+            return feasible
+        from kubesched.extender.runner import ExtenderError, filter_with_extenders
+
+        try:
+            return filter_with_extenders(self.extenders, pod, feasible, self.snapshot, diagnosis.node_to_status)
+        except ExtenderError as err:
+            raise _Error(Status.as_error(err)) from None
+
+    def prioritize_nodes(
+        self, fw: Framework, state: CycleState, pod: PodInfo, feasible: np.ndarray
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        snap = self.snapshot
+        if not self.extenders and not fw.has_score_plugins():
+            return np.ones(len(feasible), np.int64), {}
+        nodes = [snap.nodes[int(i)] for i in feasible]
+        s = fw.run_pre_score_plugins(state, pod, nodes)
+        if s is not None:
+            raise _Error(s)
+        totals, per_plugin, s = fw.run_score_plugins(state, pod, snap, feasible)
+        if s is not None or totals is None:
+            raise _Error(s or Status.as_error("score failed"))
+        if self.extenders:
+            from kubesched.extender.runner import prioritize_with_extenders
+
+            totals = totals + prioritize_with_extenders(self.extenders, pod, nodes)
+        return totals, per_plugin
+
+    def select_host(self, names: list[str], totals: np.ndarray) -> tuple[str, list[str]]:
+        """The highest total; ties are broken uniformly at random (seeded), as upstream's reservoir sampling."""
+        best = totals.max()
+        tied_idx = np.flatnonzero(totals == best)
+        tied = [names[int(i)] for i in tied_idx]
+        pick = tied[self.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
+        return pick, tied if len(tied) > 1 else []
+
+    # ------------------------------------------------------------ binding cycle
+
+    def binding_cycle(self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo) -> None:
+        wp = fw.waiting_pods.get(qpi.uid)
+        if wp is not None and not wp.is_resolved():
+            self._parked.append((fw, state, result, qpi))
+            return
+        self._finish_binding_cycle(state, fw, result, qpi)
+
+    def _finish_binding_cycle(
+        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo
+    ) -> None:
+        pod = qpi.pod_info
+        host = result.suggested_host
+        s: Status | None = None
+        wp = fw.waiting_pods.get(qpi.uid)
+        if wp is not None:
+            fw.waiting_pods.remove(qpi.uid)
+            r = wp.result
+            if r is not None and r.code != Code.SUCCESS:
+                s = r if r.is_rejected() else Status.as_error(f"waiting on permit for pod: {r.message()}", r.plugin)
+                if s.is_rejected():
+                    s = _single_node_fit(pod, result, s)
+        if s is None:
+            s = fw.run_pre_bind_plugins(state, pod, host)
+            if s is not None and s.is_rejected():
+                s = _single_node_fit(pod, result, s)
+        if s is None:
+            self.queue.done(qpi.uid)  # type: ignore[union-attr]
+            s = self._bind(fw, state, pod, host)
+        if s is not None and s.code != Code.SUCCESS:
+            self._handle_binding_cycle_error(state, fw, qpi, result, s)
+            return
+        self.metrics.observe_scheduled(fw.profile_name, qpi.attempts)
+        fw.run_post_bind_plugins(state, pod, host)
+
+    def _bind(self, fw: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
+        s: Status | None
+        bound = False
+        s = None
+        for ext in self.extenders:
+            if ext.is_binder() and ext.is_interested(pod):
+                bound = True
+                try:
+                    ext.bind(pod, host)
+                except Exception as err:  # noqa: BLE001 - the extender's failure is the binding's failure
+                    s = Status.as_error(err)
+                break
+        if not bound:
+            s = fw.run_bind_plugins(state, pod, host)
+        self.cache.finish_binding(pod, self.now())
+        if s is None or s.code == Code.SUCCESS:
+            self.client.record_event(
+                "Normal", "Scheduled", "Binding", f"Successfully assigned {pod.namespace}/{pod.name} to {host}", pod.key
+            )
+            return None
+        return s
+
+    def _handle_binding_cycle_error(
+        self, state: CycleState, fw: Framework, qpi: QueuedPodInfo, result: ScheduleResult, s: Status
+    ) -> None:
+        pod = qpi.pod_info
+        fw.run_reserve_plugins_unreserve(state, pod, result.suggested_host)
+        q = self.queue
+        assert q is not None
+        try:
+            self.cache.forget_pod(pod)
+        except CacheError:
+            pass
+        else:
+            if s.is_rejected():
+                self._after_cycle.append(
+                    lambda: q.move_all_to_active_or_backoff(
+                        EVENT_ASSIGNED_POD_DELETE, pod.pod, None, lambda other: other.uid != pod.uid
+                    )
+                )
+            else:
+                q.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod.pod, None)
+        self.handle_scheduling_failure(fw, qpi, s, CLEAR_NOMINATED_NODE)
+
+    def resume_parked(self) -> bool:
+        """Finish the binding cycles of pods whose Permit wait ended (allowed, rejected or timed out)."""
+        now = self.now()
+        progressed = False
+        still: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo]] = []
+        for fw, state, result, qpi in self._parked:
+            wp = fw.waiting_pods.get(qpi.uid)
+            if wp is not None:
+                wp.expire(now)
+            if wp is None or wp.is_resolved():
+                self._finish_binding_cycle(state, fw, result, qpi)
+                self._run_after_cycle()
+                self.sync()
+                progressed = True
+            else:
+                still.append((fw, state, result, qpi))
+        self._parked = still
+        return progressed
+
+    def next_permit_deadline(self) -> float | None:
+        deadlines = []
+        for fw, _state, _result, qpi in self._parked:
+            wp = fw.waiting_pods.get(qpi.uid)
+            if wp is not None:
+                d = wp.next_deadline()
+                if d is not None:
+                    deadlines.append(d)
+        return min(deadlines, default=None)
+
+    def has_parked(self) -> bool:
+        return bool(self._parked)
+
+    # ------------------------------------------------------------ failures
+
+    def handle_scheduling_failure(
+        self, fw: Framework, qpi: QueuedPodInfo, status: Status, nominating: NominatingInfo | None
+    ) -> None:
+        q = self.queue
+        assert q is not None
+        reason = POD_REASON_UNSCHEDULABLE if status.is_rejected() else POD_REASON_SCHEDULER_ERROR
+        pod = qpi.pod
+        err = status.error
+        msg = status.message()
+        if isinstance(err, FitError):
+            qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+        self.metrics.observe_failure(fw.profile_name, reason)
+        attempt = self.attempts.get(qpi.pod_info.key) or Attempt(qpi.pod_info.key, self.now())
+        self.attempts[qpi.pod_info.key] = attempt
+        attempt.node = ""
+        attempt.message = msg
+        attempt.reason = reason
+        self._attempt_done(attempt)
+
+        cached = self.client.get_pod(pod.metadata.namespace, pod.metadata.name)
+        called_done = False
+        if cached is not None and not cached.spec.node_name:
+            qpi.pod_info = PodInfo(cached) if cached is not qpi.pod_info.pod else qpi.pod_info
+            q.add_unschedulable_if_not_present(qpi)
+            called_done = True
+        q.add_nominated_pod(qpi.pod_info, nominating)
+        if not called_done:
+            q.done(qpi.uid)
+        if cached is None:
+            return
+        self.client.record_event(
+            "Warning", "FailedScheduling", "Scheduling", msg[:MAX_MESSAGE_LENGTH], qpi.pod_info.key
+        )
+        nnn: str | None = None
+        if nominating is not None and nominating.mode == MODE_OVERRIDE:
+            if cached.status.nominated_node_name != nominating.nominated_node_name:
+                nnn = nominating.nominated_node_name
+        cond = PodCondition(type="PodScheduled", status="False", reason=reason, message=msg)
+        self.client.update_pod_status(
+            pod.metadata.namespace, pod.metadata.name, condition=cond, nominated_node_name=nnn
+        )
+
+
+def _terminal(pod: Pod) -> bool:
+    return pod.status.phase in ("Succeeded", "Failed")
+
+
+def _with_node(pod: Pod, node: str) -> Pod:
+    import msgspec
+
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
+
+
+def _requeued(qpi: QueuedPodInfo, pi: PodInfo) -> QueuedPodInfo:
+    """A copy of the queued pod carrying another PodInfo (the assumed one)."""
+    c = QueuedPodInfo(pi, qpi.timestamp, qpi.seq)
+    c.initial_attempt_timestamp = qpi.initial_attempt_timestamp
+    c.attempts = qpi.attempts
+    c.unschedulable_count = qpi.unschedulable_count
+    c.consecutive_errors_count = qpi.consecutive_errors_count
+    return c
+
+
+def _fit_status(fit: FitError) -> Status:
+    return Status(Code.UNSCHEDULABLE, fit.message(), error=fit)
+
+
+def _single_node_fit(pod: PodInfo, result: ScheduleResult, s: Status) -> Status:
+    d = Diagnosis()
+    d.node_to_status.set(result.suggested_host, s)
+    d.add_plugin_status(s)
+    fit = FitError(pod.key, 1, d)
+    return Status(s.code, fit.message(), error=fit)
+
+
+def node_scheduling_property_changes(new: Node, old: Node) -> list[ClusterEvent]:
+    """framework.NodeSchedulingPropertiesChange: the specific updates a node saw."""
+    events = []
+    if new.spec.unschedulable != old.spec.unschedulable:
+        events.append(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_TAINT))
+    if new.status.allocatable != old.status.allocatable:
+        events.append(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_ALLOCATABLE))
+    if new.metadata.labels != old.metadata.labels:
+        events.append(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_LABEL))
+    if new.spec.taints != old.spec.taints:
+        events.append(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_TAINT))
+    if new.status.conditions != old.status.conditions:
+        events.append(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_CONDITION))
+    if new.metadata.annotations != old.metadata.annotations:
+        events.append(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_ANNOTATION))
+    return events

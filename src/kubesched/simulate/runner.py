@@ -1,0 +1,193 @@
+"""Running a scenario on the embedded cluster with the virtual clock.
+
+Objects that exist before scheduling are created first (PriorityClasses before
+pods, so that the Priority admission can resolve them; namespaces that pods use
+but the scenario does not declare are created). Then the pending pods arrive:
+in `sequential` mode one by one, each after the previous has settled; in
+`batch` mode all at once. "Settled" means the scheduler has nothing left to
+try: no pod to pop, no binding waiting at Permit, no victim still terminating.
+Time only moves when nothing else can happen (Permit timeouts, graceful
+terminations), so the run is exact and instant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.cluster.admission import AdmissionError
+from kubesched.cluster.embedded import EmbeddedCluster
+from kubesched.config import ConfigError, default_configuration, load_config_mapping
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.errors import InputError
+from kubesched.framework.profile import FrameworkError
+from kubesched.framework.types import PodInfo
+from kubesched.plugins.registry import Registry
+from kubesched.scheduler import Attempt, Scheduler
+from kubesched.simulate.scenario import Manifest, Scenario
+
+# Creation order of kinds that others depend on.
+_KIND_ORDER = {"Namespace": 0, "PriorityClass": 0, "StorageClass": 1, "DeviceClass": 1, "Node": 2}
+
+
+@dataclass
+class PodOutcome:
+    key: str
+    node: str | None
+    status: str
+    nominated_node: str | None
+    message: str | None
+    scores: dict[str, int] | None = None
+    tied_nodes: list[str] | None = None
+    attempt: Attempt | None = None
+
+
+@dataclass
+class SimulationResult:
+    results: list[PodOutcome]
+    deleted: list[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def resolve_config(scenario: Scenario, override: KubeSchedulerConfiguration | None) -> KubeSchedulerConfiguration:
+    if override is not None:
+        return override
+    if scenario.config is not None:
+        try:
+            return load_config_mapping(scenario.config, f"{scenario.source} (Scenario.config)")
+        except ConfigError as err:
+            raise InputError(scenario.source, err.message, "Scenario", "config") from None
+    return default_configuration()
+
+
+class Simulation:
+    def __init__(
+        self,
+        scenario: Scenario,
+        config: KubeSchedulerConfiguration | None = None,
+        seed: int = 0,
+        registry: Registry | None = None,
+        extenders: list[Any] | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.config = resolve_config(scenario, config)
+        self.cluster = EmbeddedCluster(graceful_deletion=scenario.graceful_termination)
+        self.deleted: list[str] = []
+        self._load_objects()
+        try:
+            self.scheduler = Scheduler(
+                self.cluster,
+                self.config,
+                clock=self.cluster.clock.now,
+                seed=seed,
+                registry=registry,
+                extenders=extenders,
+            )
+        except FrameworkError as err:
+            raise InputError(scenario.source, str(err), "Scenario", "config") from None
+        for fw in self.scheduler.profiles.values():
+            pre = fw.plugins_by_name.get("DefaultPreemption")
+            if pre is not None:
+                pre.evaluator.on_victim = self._on_victim  # type: ignore[attr-defined]
+        self.scheduler.sync()
+
+    def _on_victim(self, victim: PodInfo, preemptor: PodInfo, node: str) -> None:
+        self.deleted.append(victim.key)
+
+    # ------------------------------------------------------------ loading
+
+    def _create(self, m: Manifest) -> None:
+        try:
+            self.cluster.client.create(m.kind, m.obj)
+        except AdmissionError as err:
+            raise InputError(self.scenario.source, str(err), m.ref) from None
+        except Exception as err:  # noqa: BLE001 - e.g. duplicates: one clear line, never a traceback
+            raise InputError(self.scenario.source, str(err), m.ref) from None
+
+    def _ensure_namespaces(self, manifests: list[Manifest]) -> None:
+        declared = {m.obj.metadata.name for m in self.scenario.manifests if m.kind == "Namespace"}
+        for m in manifests:
+            ns = m.obj.metadata.namespace
+            if m.kind in ("Pod",) and not ns:
+                ns = "default"
+            if ns and ns not in declared:
+                self.cluster.client.ensure_namespace(ns)
+                declared.add(ns)
+
+    def _load_objects(self) -> None:
+        objs = sorted(self.scenario.objects(), key=lambda m: (_KIND_ORDER.get(m.kind, 3), m.index))
+        for m in objs:
+            if m.kind == "Namespace":
+                self._create(m)
+        self._ensure_namespaces(self.scenario.manifests)
+        for m in objs:
+            if m.kind != "Namespace":
+                self._create(m)
+
+    # ------------------------------------------------------------ running
+
+    def run(self) -> SimulationResult:
+        pending = self.scenario.pending_pods()
+        if self.scenario.mode == "batch":
+            for m in pending:
+                self._create(m)
+            self.run_until_settled()
+        else:
+            for m in pending:
+                self._create(m)
+                self.run_until_settled()
+        return self.result()
+
+    def run_until_settled(self, max_steps: int = 10_000_000) -> None:
+        sched = self.scheduler
+        client = self.cluster.client
+        clock = self.cluster.clock
+        for _ in range(max_steps):
+            if sched.schedule_one():
+                continue
+            if sched.has_parked() and sched.resume_parked():
+                continue
+            times = [t for t in (sched.next_permit_deadline(), client.next_termination()) if t is not None]
+            if not times:
+                return
+            clock.advance_to(min(times))
+            client.finish_terminations(clock.now())
+            sched.sync()
+            sched.resume_parked()
+        raise RuntimeError("simulation did not settle")
+
+    # ------------------------------------------------------------ results
+
+    def result(self) -> SimulationResult:
+        store = self.cluster.store
+        deleted = set(self.deleted)
+        out = []
+        for m in self.scenario.pending_pods():
+            ns = m.obj.metadata.namespace or "default"
+            key = f"{ns}/{m.obj.metadata.name}"
+            pod = store.find("Pod", key)
+            attempt = self.scheduler.attempts.get(key)
+            if pod is None:
+                node = self._last_node(key)
+                status = "Deleted" if key in deleted else "Deleted"
+                out.append(PodOutcome(key, node, status, None, None, attempt=attempt))
+                continue
+            nominated = pod.status.nominated_node_name or None
+            cond = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
+            if pod.spec.node_name:
+                o = PodOutcome(key, pod.spec.node_name, "Scheduled", nominated, None, attempt=attempt)
+                if attempt is not None and attempt.scores and attempt.node == pod.spec.node_name:
+                    o.scores = dict(attempt.scores)
+                    o.tied_nodes = list(attempt.tied) or None
+            elif cond is None:
+                o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
+            elif cond.reason == "SchedulingGated":
+                o = PodOutcome(key, None, "SchedulingGated", nominated, cond.message, attempt=attempt)
+            else:
+                o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
+            out.append(o)
+        return SimulationResult(out, list(self.deleted))
+
+    def _last_node(self, key: str) -> str | None:
+        a = self.scheduler.attempts.get(key)
+        return a.node if a is not None and a.node else None
