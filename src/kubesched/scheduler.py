@@ -13,6 +13,7 @@ cache; a binding cycle waiting at Permit is parked and resumed later.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -244,10 +245,8 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff(ev, old, new)  # type: ignore[union-attr]
 
     def _delete_assigned(self, old: Pod) -> None:
-        try:
+        with contextlib.suppress(CacheError):
             self.cache.remove_pod(PodInfo(old))
-        except CacheError:
-            pass
         self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, old, None)  # type: ignore[union-attr]
 
     def _update_unscheduled(self, old: Pod, new: Pod) -> None:
@@ -300,10 +299,8 @@ class Scheduler:
         elif etype == DELETED:
             assert old is not None
             q.move_all_to_active_or_backoff(ClusterEvent(Resource.NODE, ActionType.DELETE), old, None)
-            try:
+            with contextlib.suppress(CacheError):
                 self.cache.remove_node(old)
-            except CacheError:
-                pass
 
     def _generic_handler(self, resource: str) -> Callable[[str, Any, Any], None]:
         actions = {ADDED: ActionType.ADD, MODIFIED: ActionType.UPDATE, DELETED: ActionType.DELETE}
@@ -422,10 +419,8 @@ class Scheduler:
 
     def _unreserve_and_forget(self, fw: Framework, state: CycleState, pod: PodInfo, node: str) -> None:
         fw.run_reserve_plugins_unreserve(state, pod, node)
-        try:
+        with contextlib.suppress(CacheError):
             self.cache.forget_pod(pod)
-        except CacheError:
-            pass
 
     def schedule_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
         self.cache.update_snapshot(self.snapshot)

@@ -161,11 +161,15 @@ class PersistentVolumeClaimVolumeSource(K8sStruct):
 class GCEPersistentDiskVolumeSource(K8sStruct):
     pd_name: str
     read_only: bool = False
+    fs_type: str = ""
+    partition: int = 0
 
 
 class AWSElasticBlockStoreVolumeSource(K8sStruct):
-    volume_id: str = ""
+    volume_id: str = msgspec.field(default="", name="volumeID")
     read_only: bool = False
+    fs_type: str = ""
+    partition: int = 0
 
 
 class RBDVolumeSource(K8sStruct):
@@ -331,6 +335,8 @@ class ObjectReference(K8sStruct):
     namespace: str = ""
     name: str = ""
     uid: str = ""
+    api_version: str = ""
+    resource_version: str = ""
 
 
 class VolumeResourceRequirements(K8sStruct):
@@ -345,6 +351,7 @@ class PersistentVolumeClaimSpec(K8sStruct):
     volume_name: str = ""
     storage_class_name: str | None = None
     volume_mode: str | None = None
+    volume_attributes_class_name: str | None = None
 
 
 class PersistentVolumeClaimStatus(K8sStruct):
@@ -375,6 +382,8 @@ class CSIPersistentVolumeSource(K8sStruct):
     driver: str
     volume_handle: str = ""
     read_only: bool = False
+    fs_type: str = ""
+    volume_attributes: dict[str, str] = {}
 
 
 class PersistentVolumeSpec(K8sStruct):
@@ -390,6 +399,7 @@ class PersistentVolumeSpec(K8sStruct):
     csi: CSIPersistentVolumeSource | None = None
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    volume_attributes_class_name: str | None = None
 
 
 class PersistentVolumeStatus(K8sStruct):

@@ -1,10 +1,10 @@
-"""storage.k8s.io/v1 objects: StorageClass, CSINode, CSIDriver."""
+"""storage.k8s.io/v1 objects: StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment."""
 
 from __future__ import annotations
 
 import msgspec
 
-from kubesched.api.meta import K8sStruct, ObjectMeta
+from kubesched.api.meta import K8sStruct, LabelSelector, ObjectMeta
 
 
 class TopologySelectorLabelRequirement(K8sStruct):
@@ -31,7 +31,7 @@ class VolumeNodeResources(K8sStruct):
 
 class CSINodeDriver(K8sStruct):
     name: str
-    node_id: str = ""
+    node_id: str = msgspec.field(default="", name="nodeID")
     topology_keys: list[str] = []
     allocatable: VolumeNodeResources | None = None
 
@@ -53,3 +53,35 @@ class CSIDriverSpec(K8sStruct):
 class CSIDriver(K8sStruct):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: CSIDriverSpec = msgspec.field(default_factory=CSIDriverSpec)
+
+
+class CSIStorageCapacity(K8sStruct):
+    """Storage a CSI driver can still provision in a topology segment (namespaced)."""
+
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    node_topology: LabelSelector | None = None
+    storage_class_name: str = ""
+    capacity: str | int | float | None = None
+    maximum_volume_size: str | int | float | None = None
+
+
+class VolumeAttachmentSource(K8sStruct):
+    persistent_volume_name: str | None = None
+
+
+class VolumeAttachmentSpec(K8sStruct):
+    attacher: str = ""
+    node_name: str = ""
+    source: VolumeAttachmentSource = msgspec.field(default_factory=VolumeAttachmentSource)
+
+
+class VolumeAttachmentStatus(K8sStruct):
+    attached: bool = False
+
+
+class VolumeAttachment(K8sStruct):
+    """A volume attached (or being attached/detached) to a node by a CSI driver."""
+
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: VolumeAttachmentSpec = msgspec.field(default_factory=VolumeAttachmentSpec)
+    status: VolumeAttachmentStatus = msgspec.field(default_factory=VolumeAttachmentStatus)

@@ -40,7 +40,7 @@ class NodeToStatus:
         return iter(self.statuses.items())
 
     def nodes_for_status_code(self, snapshot: Snapshot, code: Code) -> list[NodeInfo]:
-        """The nodes whose status has `code` (absent nodes included when the absent status has it), in snapshot order."""
+        """Nodes whose status has `code` (absent ones too when the absent status has it), in snapshot order."""
         if self.absent.code == code:
             return [ni for ni in snapshot.nodes if self.get(ni.name).code == code]
         return [ni for ni in snapshot.nodes if (s := self.statuses.get(ni.name)) is not None and s.code == code]

@@ -160,7 +160,6 @@ class Simulation:
 
     def result(self) -> SimulationResult:
         store = self.cluster.store
-        deleted = set(self.deleted)
         out = []
         for m in self.scenario.pending_pods():
             ns = m.obj.metadata.namespace or "default"
@@ -168,9 +167,8 @@ class Simulation:
             pod = store.find("Pod", key)
             attempt = self.scheduler.attempts.get(key)
             if pod is None:
-                node = self._last_node(key)
-                status = "Deleted" if key in deleted else "Deleted"
-                out.append(PodOutcome(key, node, status, None, None, attempt=attempt))
+                # Only preemption deletes pods in a simulation: the pod ran, then was evicted.
+                out.append(PodOutcome(key, self._last_node(key), "Deleted", None, None, attempt=attempt))
                 continue
             nominated = pod.status.nominated_node_name or None
             cond = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
