@@ -711,9 +711,12 @@ class Scheduler:
             "Warning", "FailedScheduling", "Scheduling", msg[:MAX_MESSAGE_LENGTH], qpi.pod_info.key
         )
         nnn: str | None = None
-        if nominating is not None and nominating.mode == MODE_OVERRIDE:
-            if cached.status.nominated_node_name != nominating.nominated_node_name:
-                nnn = nominating.nominated_node_name
+        if (
+            nominating is not None
+            and nominating.mode == MODE_OVERRIDE
+            and cached.status.nominated_node_name != nominating.nominated_node_name
+        ):
+            nnn = nominating.nominated_node_name
         cond = PodCondition(type="PodScheduled", status="False", reason=reason, message=msg)
         self.client.update_pod_status(
             pod.metadata.namespace, pod.metadata.name, condition=cond, nominated_node_name=nnn
