@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.api.decode import KINDS, DecodeError, decode
+from kubesched.api.decode import KINDS, NAMESPACED, DecodeError, decode
 from kubesched.errors import InputError
 
 MODES = ("sequential", "batch")
@@ -29,9 +29,7 @@ class Manifest:
 
     @property
     def ref(self) -> str:
-        meta = self.obj.metadata
-        name = f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
-        return f"{self.kind} {name}"
+        return object_ref(self.kind, self.obj.metadata.name, self.obj.metadata.namespace)
 
 
 @dataclass
@@ -70,11 +68,18 @@ def load_documents(text: str, source: str) -> list[Any]:
         raise _yaml_error(source, err) from None
 
 
+def object_ref(kind: str, name: str, namespace: str | None) -> str:
+    """How errors name an object: "Pod default/web-1", "Node n1" (namespaced kinds default to "default")."""
+    if namespace or kind in NAMESPACED:
+        return f"{kind} {namespace or 'default'}/{name}"
+    return f"{kind} {name}"
+
+
 def _describe(raw: Mapping[str, Any], kind: str) -> str:
-    meta = raw.get("metadata") if isinstance(raw.get("metadata"), Mapping) else {}
-    name = meta.get("name", "?") if isinstance(meta, Mapping) else "?"
-    ns = meta.get("namespace") if isinstance(meta, Mapping) else None
-    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+    meta = raw.get("metadata")
+    if not isinstance(meta, Mapping):
+        meta = {}
+    return object_ref(kind, str(meta.get("name", "?")), meta.get("namespace"))
 
 
 def parse_scenario(text: str, source: str) -> Scenario:
