@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.util.goduration import format_go_duration
+from kubesched.config.gofmt import format_seconds
 
 
 class WaitingPod:
@@ -44,7 +44,7 @@ class WaitingPod:
             return
         for name in sorted(self.pending, key=lambda n: (self.deadlines[n], n)):
             if now >= self.deadlines[name]:
-                waited = format_go_duration(self.timeouts[name])
+                waited = format_seconds(self.timeouts[name])
                 self.result = Status(
                     Code.UNSCHEDULABLE, f"rejected due to timeout after waiting {waited} at plugin {name}", plugin=name
                 )

@@ -1,0 +1,117 @@
+"""field.Error of k8s.io/apimachinery, formatted as v1.34 prints it.
+
+`Error()` is "<path>: <type>[: <value>][: <detail>]". Values print like Go:
+integers, floats and bools with %v, plain strings with %q, and anything else
+(named string types, structs, slices, durations, paths) through encoding/json.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.config.gofmt import go_format_float_v, go_json, go_quote
+
+REQUIRED = "Required value"
+FORBIDDEN = "Forbidden"
+INVALID = "Invalid value"
+DUPLICATE = "Duplicate value"
+NOT_SUPPORTED = "Unsupported value"
+TOO_LONG = "Too long"
+INTERNAL = "Internal error"
+
+_NO_VALUE_TYPES = (REQUIRED, FORBIDDEN, TOO_LONG, INTERNAL)
+
+
+class GoJSON:
+    """A bad value Go would print through encoding/json (a struct, slice, named string...)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+# A *field.Path passed as a value: it has no exported fields, so it prints as {}.
+PATH_VALUE = GoJSON({})
+
+
+def format_value(v: Any) -> str:
+    if isinstance(v, GoJSON):
+        return go_json(v.value)
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return go_format_float_v(v)
+    if isinstance(v, str):
+        return go_quote(v)
+    return go_json(v)
+
+
+@dataclass
+class FieldError:
+    type: str
+    field: str
+    value: Any = None
+    detail: str = ""
+
+    def __str__(self) -> str:
+        if self.type in _NO_VALUE_TYPES:
+            body = self.type
+        else:
+            body = f"{self.type}: {format_value(self.value)}"
+        if self.detail:
+            body += f": {self.detail}"
+        return f"{self.field}: {body}"
+
+
+def invalid(path: str, value: Any, detail: str) -> FieldError:
+    return FieldError(INVALID, path, value, detail)
+
+
+def required(path: str, detail: str = "") -> FieldError:
+    return FieldError(REQUIRED, path, "", detail)
+
+
+def forbidden(path: str, detail: str) -> FieldError:
+    return FieldError(FORBIDDEN, path, "", detail)
+
+
+def duplicate(path: str, value: Any) -> FieldError:
+    return FieldError(DUPLICATE, path, value, "")
+
+
+def not_supported(path: str, value: Any, valid: list[str]) -> FieldError:
+    detail = "supported values: " + ", ".join(go_quote(x) for x in valid) if valid else ""
+    return FieldError(NOT_SUPPORTED, path, value, detail)
+
+
+def to_aggregate(errs: list[FieldError]) -> list[str]:
+    """ErrorList.ToAggregate(): the messages, dropping exact repeats."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for e in errs:
+        msg = str(e)
+        if msg not in seen:
+            seen.add(msg)
+            out.append(msg)
+    return out
+
+
+def child(path: str, *names: str) -> str:
+    """Path.Child: join with dots (a nil/empty root yields just the child)."""
+    for n in names:
+        path = f"{path}.{n}" if path else n
+    return path
+
+
+def index(path: str, i: int) -> str:
+    return f"{path}[{i}]"
+
+
+def key(path: str, k: str) -> str:
+    return f"{path}[{k}]"

@@ -1,1 +1,0 @@
-"""Small helpers shared across layers (Go-compatible formatting, clocks)."""
