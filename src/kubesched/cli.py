@@ -42,6 +42,26 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_config_check(args: argparse.Namespace) -> int:
+    import json
+
+    from kubesched.configcheck import check_config
+
+    try:
+        with open(args.file, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as err:
+        raise InputError(args.file, f"cannot read: {err.strerror or err}") from None
+    result = check_config(text, args.file)
+    if args.output == "json":
+        print(json.dumps(result, indent=2))
+    elif result["valid"]:
+        print(f"{args.file}: valid ({len(result['defaulted']['profiles'])} profile(s))")
+    else:
+        print(f"{args.file}: {result['message']}")
+    return 0 if result["valid"] else EXIT_INPUT
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kubesched", description="kube-scheduler v1.34 in Python.")
     p.add_argument("--version", action="version", version=f"kubesched {__version__}")
@@ -53,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
     sim.set_defaults(func=cmd_simulate)
+
+    cfg = sub.add_parser("config", help="KubeSchedulerConfiguration tools")
+    cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
+    check = cfg_sub.add_parser("check", help="decode, default and validate a config, and build its profiles")
+    check.add_argument("file")
+    check.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    check.set_defaults(func=cmd_config_check)
     return p
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,18 +64,44 @@ class ScheduleResult:
     nominating_info: NominatingInfo | None = None
 
 
-@dataclass
 class Attempt:
-    """What the scheduler saw on one attempt of one pod (for reports and `explain`)."""
+    """What the scheduler saw on one attempt of one pod (for reports and `explain`).
 
-    pod: str
-    time: float
-    node: str = ""
-    scores: dict[str, int] = field(default_factory=dict)
-    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
-    tied: list[str] = field(default_factory=list)
-    message: str = ""
-    reason: str = ""
+    Scores are kept as the arrays the cycle produced; the per-node dictionaries
+    are only built when someone asks for them.
+    """
+
+    __slots__ = ("_names", "_per_plugin", "_totals", "message", "node", "pod", "reason", "tied", "time")
+
+    def __init__(self, pod: str, time: float) -> None:
+        self.pod = pod
+        self.time = time
+        self.node = ""
+        self.tied: list[str] = []
+        self.message = ""
+        self.reason = ""
+        self._names: np.ndarray | None = None
+        self._totals: np.ndarray | None = None
+        self._per_plugin: dict[str, np.ndarray] = {}
+
+    def record_scores(self, names: np.ndarray, totals: np.ndarray, per_plugin: dict[str, np.ndarray]) -> None:
+        self._names, self._totals, self._per_plugin = names, totals, per_plugin
+
+    def clear_scores(self) -> None:
+        self._names, self._totals, self._per_plugin = None, None, {}
+
+    @property
+    def scores(self) -> dict[str, int]:
+        if self._names is None or self._totals is None:
+            return {}
+        return {str(n): int(t) for n, t in zip(self._names, self._totals, strict=True)}
+
+    @property
+    def plugin_scores(self) -> dict[str, dict[str, int]]:
+        if self._names is None:
+            return {}
+        names = [str(n) for n in self._names]
+        return {pl: {n: int(v) for n, v in zip(names, arr, strict=True)} for pl, arr in self._per_plugin.items()}
 
 
 class _Error(Exception):
@@ -437,13 +463,10 @@ class Scheduler:
             self._attempt_done(attempt)
             return ScheduleResult(attempt.node, 1 + len(diagnosis.node_to_status), 1)
         totals, per_plugin = self.prioritize_nodes(fw, state, pod, feasible)
-        names = [snap.nodes[int(i)].name for i in feasible]
+        names = snap.node_names()[feasible]
         host, tied = self.select_host(names, totals)
         attempt.node = host
-        attempt.scores = {n: int(t) for n, t in zip(names, totals, strict=True)}
-        attempt.plugin_scores = {
-            pl: {n: int(v) for n, v in zip(names, arr, strict=True)} for pl, arr in per_plugin.items()
-        }
+        attempt.record_scores(names, totals, per_plugin)
         attempt.tied = tied
         self._attempt_done(attempt)
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
@@ -554,13 +577,13 @@ class Scheduler:
             totals = totals + prioritize_with_extenders(self.extenders, pod, nodes)
         return totals, per_plugin
 
-    def select_host(self, names: list[str], totals: np.ndarray) -> tuple[str, list[str]]:
+    def select_host(self, names: np.ndarray, totals: np.ndarray) -> tuple[str, list[str]]:
         """The highest total; ties are broken uniformly at random (seeded), as upstream's reservoir sampling."""
-        best = totals.max()
-        tied_idx = np.flatnonzero(totals == best)
-        tied = [names[int(i)] for i in tied_idx]
-        pick = tied[self.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
-        return pick, tied if len(tied) > 1 else []
+        tied_idx = np.flatnonzero(totals == totals.max())
+        if len(tied_idx) == 1:
+            return str(names[int(tied_idx[0])]), []
+        tied = [str(names[int(i)]) for i in tied_idx]
+        return tied[self.rng.randrange(len(tied))], tied
 
     # ------------------------------------------------------------ binding cycle
 
@@ -692,6 +715,7 @@ class Scheduler:
         attempt = self.attempts.get(qpi.pod_info.key) or Attempt(qpi.pod_info.key, self.now())
         self.attempts[qpi.pod_info.key] = attempt
         attempt.node = ""
+        attempt.clear_scores()
         attempt.message = msg
         attempt.reason = reason
         self._attempt_done(attempt)
