@@ -78,7 +78,7 @@ config:
     code, err = run(tmp_path, header + NODE, capsys)
     assert code == 2
     assert err.endswith(
-        'Scenario: config: initializing profiles: creating profile for scheduler name default-scheduler: '
+        "Scenario: config: initializing profiles: creating profile for scheduler name default-scheduler: "
         'FilterPlugin "NoSuchPlugin" does not exist'
     )
 
