@@ -127,6 +127,8 @@ class Framework:
         self.handle = handle
         self.all_plugins: dict[str, Plugin] = dict(self.plugins_by_name)
         self.waiting_pods = WaitingPods()
+        # False runs every plugin through its per-node reference methods (tests compare both paths).
+        self.use_vector_paths = True
         self._pre_filter_ext = [
             (p, ext) for p in self.pre_filter_plugins if (ext := p.pre_filter_extensions()) is not None
         ]
@@ -317,8 +319,9 @@ class Framework:
         first_fail: np.ndarray | None = None
         verdicts: dict[int, FilterVerdicts] = {}
         per_node: list[int] = []
+        vector = self.use_vector_paths
         for pos, pl in enumerate(plugins):
-            if isinstance(pl, VectorFilterPlugin):
+            if vector and isinstance(pl, VectorFilterPlugin):
                 try:
                     v = pl.filter_all(state, pod, snapshot)
                 except Exception as err:  # noqa: BLE001
@@ -342,15 +345,16 @@ class Framework:
         special = self._nodes_with_ge_nominated(pod, snapshot)
         if not per_node and not special:
             if first_fail is None:
-                processed = min(len(order), num_to_find)
-                feasible = order[:processed]
-                return FilterOutcome(feasible, processed, order[:0], vector_status)
+                feasible = order[:num_to_find]
+                return FilterOutcome(feasible, len(feasible), order[:0], vector_status)
             ok = first_fail[order] == _NO_FAILURE
             total_ok = int(np.count_nonzero(ok))
             if total_ok <= num_to_find:
                 processed = len(order)
             else:
-                processed = int(np.searchsorted(np.cumsum(ok), num_to_find)) + 1
+                # Upstream stops when it meets one feasible node more than it needs (not counted);
+                # the failures met before that one are counted as processed.
+                processed = int(np.searchsorted(np.cumsum(ok), num_to_find + 1))
             head = order[:processed]
             ok_head = ok[:processed]
             return FilterOutcome(head[ok_head], processed, head[~ok_head], vector_status)
@@ -386,9 +390,11 @@ class Framework:
                 if st is None and limit != int(_NO_FAILURE):
                     st = vector_status(i)
             if st is None:
-                feasible_list.append(i)
                 if len(feasible_list) >= num_to_find:
+                    # One more than needed: upstream cancels here, without counting this node.
+                    processed -= 1
                     break
+                feasible_list.append(i)
             else:
                 if st.code == Code.ERROR:
                     return _error_outcome(st)
@@ -460,7 +466,7 @@ class Framework:
             if pl.name in state.skip_score_plugins:
                 continue
             try:
-                if isinstance(pl, VectorScorePlugin):
+                if self.use_vector_paths and isinstance(pl, VectorScorePlugin):
                     scores = np.asarray(pl.score_all(state, pod, snapshot, idx), np.int64)
                 else:
                     scores = np.empty(len(idx), np.int64)

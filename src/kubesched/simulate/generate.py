@@ -1,0 +1,165 @@
+"""Scenario generators: random clusters for equivalence tests, and large clusters for benchmarks.
+
+Everything is drawn from a seeded generator, so a (shape, seed) pair always
+gives the same scenario. The output is a list of plain manifests (dicts) that
+can be dumped as YAML or parsed directly.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from kubesched.simulate.scenario import Scenario, parse_scenario
+
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+
+
+@dataclass
+class Shape:
+    """What a random cluster may contain."""
+
+    nodes: int = 12
+    zones: int = 3
+    running_pods: int = 20
+    pending_pods: int = 30
+    taint_fraction: float = 0.2
+    selector_fraction: float = 0.2
+    port_fraction: float = 0.1
+    priorities: tuple[int, ...] = (0,)
+    images: int = 4
+    mode: str = "sequential"
+
+
+def _quantity_cpu(rng: random.Random) -> str:
+    return rng.choice(["100m", "250m", "500m", "1", "1500m", "2", "3"])
+
+
+def _quantity_mem(rng: random.Random) -> str:
+    return rng.choice(["128Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"])
+
+
+def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
+    """A cluster exercising the core plugins: resources, taints, selectors, ports, images, priorities."""
+    rng = random.Random(seed)
+    docs: list[dict[str, Any]] = [{"kind": "Scenario", "description": f"random cluster seed={seed}", "mode": shape.mode}]
+    for p in sorted(set(shape.priorities)):
+        if p:
+            docs.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{p}"}, "value": p})
+    images = [f"registry.example.com/app-{i}:v{i}" for i in range(shape.images)]
+    node_names = []
+    for i in range(shape.nodes):
+        name = f"node-{i:03d}"
+        node_names.append(name)
+        labels = {HOSTNAME: name, ZONE: f"zone-{i % shape.zones}", "disk": rng.choice(["ssd", "hdd"])}
+        node: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {},
+            "status": {
+                "capacity": {
+                    "cpu": rng.choice(["2", "4", "8"]),
+                    "memory": rng.choice(["4Gi", "8Gi", "16Gi"]),
+                    "pods": rng.choice(["8", "110"]),
+                },
+                "images": [
+                    {"names": [img], "sizeBytes": rng.choice([50, 300, 800]) * 1024 * 1024}
+                    for img in images
+                    if rng.random() < 0.4
+                ],
+            },
+        }
+        if rng.random() < shape.taint_fraction:
+            node["spec"]["taints"] = [
+                {"key": "dedicated", "value": rng.choice(["infra", "gpu"]), "effect": rng.choice(["NoSchedule", "PreferNoSchedule"])}
+            ]
+        docs.append(node)
+
+    def pod(name: str, running: bool) -> dict[str, Any]:
+        container: dict[str, Any] = {"name": "c", "image": rng.choice(images) if images else "pause"}
+        req: dict[str, Any] = {}
+        if rng.random() < 0.9:
+            req["cpu"] = _quantity_cpu(rng)
+        if rng.random() < 0.8:
+            req["memory"] = _quantity_mem(rng)
+        if req:
+            container["resources"] = {"requests": req}
+        if rng.random() < shape.port_fraction:
+            container["ports"] = [{"containerPort": 80, "hostPort": rng.choice([8080, 8081])}]
+        spec: dict[str, Any] = {"containers": [container]}
+        prio = rng.choice(shape.priorities)
+        if prio:
+            spec["priorityClassName"] = f"p{prio}"
+        if running:
+            spec["nodeName"] = rng.choice(node_names)
+        else:
+            if rng.random() < shape.selector_fraction:
+                spec["nodeSelector"] = {"disk": "ssd"}
+            if rng.random() < 0.3:
+                spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+            if rng.random() < 0.2:
+                spec["affinity"] = {
+                    "nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": rng.choice([1, 5, 50]), "preference": {"matchExpressions": [
+                                {"key": ZONE, "operator": "In", "values": [f"zone-{rng.randrange(shape.zones)}"]}
+                            ]}}
+                        ]
+                    }
+                }
+        doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+        if running:
+            doc["status"] = {"phase": "Running", "startTime": f"2025-01-01T00:{rng.randrange(60):02d}:00Z"}
+        return doc
+
+    for i in range(shape.running_pods):
+        docs.append(pod(f"running-{i}", True))
+    for i in range(shape.pending_pods):
+        docs.append(pod(f"pending-{i}", False))
+    return docs
+
+
+def basic_cluster(nodes: int, init_pods: int, pods: int, mode: str = "batch") -> list[dict[str, Any]]:
+    """scheduler_perf's SchedulingBasic shape (../shared/benchmarks/WORKLOADS.md) as a scenario."""
+    docs: list[dict[str, Any]] = [{"kind": "Scenario", "description": f"basic {nodes} nodes", "mode": mode}]
+    for i in range(nodes):
+        name = f"scheduler-perf-{i}"
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": {HOSTNAME: name}},
+                "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
+            }
+        )
+    container = {
+        "name": "pause",
+        "image": "registry.k8s.io/pause:3.10.1",
+        "ports": [{"containerPort": 80}],
+        "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}, "limits": {"cpu": "100m", "memory": "500Mi"}},
+    }
+    for i in range(init_pods):
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"init-pod-{i}"},
+                "spec": {"containers": [container], "nodeName": f"scheduler-perf-{i % nodes}"},
+            }
+        )
+    for i in range(pods):
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}"}, "spec": {"containers": [container]}})
+    return docs
+
+
+def to_yaml(docs: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(docs, sort_keys=False)
+
+
+def to_scenario(docs: list[dict[str, Any]], source: str = "<generated>") -> Scenario:
+    return parse_scenario(to_yaml(docs), source)
