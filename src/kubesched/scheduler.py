@@ -40,7 +40,7 @@ from kubesched.framework.handle import Handle, Lister
 from kubesched.framework.interface import EnqueueExtensions, PostFilterResult
 from kubesched.framework.profile import build_frameworks
 from kubesched.framework.runtime import Framework
-from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.snapshot import NodeSubset, Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.metrics import Metrics
@@ -71,24 +71,33 @@ class Attempt:
     are only built when someone asks for them.
     """
 
-    __slots__ = ("_names", "_per_plugin", "_totals", "message", "node", "pod", "reason", "tied", "time")
+    __slots__ = ("_names", "_per_plugin", "_tied", "_totals", "message", "node", "pod", "reason", "time")
 
     def __init__(self, pod: str, time: float) -> None:
         self.pod = pod
         self.time = time
         self.node = ""
-        self.tied: list[str] = []
         self.message = ""
         self.reason = ""
         self._names: np.ndarray | None = None
         self._totals: np.ndarray | None = None
         self._per_plugin: dict[str, np.ndarray] = {}
+        self._tied: np.ndarray | None = None
 
-    def record_scores(self, names: np.ndarray, totals: np.ndarray, per_plugin: dict[str, np.ndarray]) -> None:
-        self._names, self._totals, self._per_plugin = names, totals, per_plugin
+    def record_scores(
+        self, names: np.ndarray, totals: np.ndarray, per_plugin: dict[str, np.ndarray], tied: np.ndarray
+    ) -> None:
+        self._names, self._totals, self._per_plugin, self._tied = names, totals, per_plugin, tied
 
     def clear_scores(self) -> None:
-        self._names, self._totals, self._per_plugin = None, None, {}
+        self._names, self._totals, self._per_plugin, self._tied = None, None, {}, None
+
+    @property
+    def tied(self) -> list[str]:
+        """Every node sharing the top score, when two or more did."""
+        if self._names is None or self._tied is None or len(self._tied) < 2:
+            return []
+        return [str(self._names[int(i)]) for i in self._tied]
 
     @property
     def scores(self) -> dict[str, int]:
@@ -466,8 +475,7 @@ class Scheduler:
         names = snap.node_names()[feasible]
         host, tied = self.select_host(names, totals)
         attempt.node = host
-        attempt.record_scores(names, totals, per_plugin)
-        attempt.tied = tied
+        attempt.record_scores(names, totals, per_plugin, tied)
         self._attempt_done(attempt)
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
@@ -564,7 +572,7 @@ class Scheduler:
         snap = self.snapshot
         if not self.extenders and not fw.has_score_plugins():
             return np.ones(len(feasible), np.int64), {}
-        nodes = [snap.nodes[int(i)] for i in feasible]
+        nodes = NodeSubset(snap.nodes, feasible)
         s = fw.run_pre_score_plugins(state, pod, nodes)
         if s is not None:
             raise _Error(s)
@@ -577,13 +585,15 @@ class Scheduler:
             totals = totals + prioritize_with_extenders(self.extenders, pod, nodes)
         return totals, per_plugin
 
-    def select_host(self, names: np.ndarray, totals: np.ndarray) -> tuple[str, list[str]]:
-        """The highest total; ties are broken uniformly at random (seeded), as upstream's reservoir sampling."""
+    def select_host(self, names: np.ndarray, totals: np.ndarray) -> tuple[str, np.ndarray]:
+        """The highest total; ties are broken uniformly at random (seeded), as upstream's reservoir sampling.
+
+        Returns the host and the positions (in `names`) of all nodes sharing the top score.
+        """
         tied_idx = np.flatnonzero(totals == totals.max())
         if len(tied_idx) == 1:
-            return str(names[int(tied_idx[0])]), []
-        tied = [str(names[int(i)]) for i in tied_idx]
-        return tied[self.rng.randrange(len(tied))], tied
+            return str(names[int(tied_idx[0])]), tied_idx
+        return str(names[int(tied_idx[self.rng.randrange(len(tied_idx))])]), tied_idx
 
     # ------------------------------------------------------------ binding cycle
 

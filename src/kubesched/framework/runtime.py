@@ -459,7 +459,7 @@ class Framework:
     ) -> tuple[np.ndarray | None, dict[str, np.ndarray], Status | None]:
         """Totals over `idx` and each plugin's weighted scores; or an Error status."""
         nodes = snapshot.nodes
-        names: list[str] | None = None
+        names: Any = None
         total = np.zeros(len(idx), np.int64)
         per_plugin: dict[str, np.ndarray] = {}
         for pl in self.score_plugins:
@@ -481,7 +481,7 @@ class Framework:
                         scores[k] = v
                 if pl.has_normalize():
                     if names is None:
-                        names = [nodes[int(i)].name for i in idx]
+                        names = snapshot.node_names()[idx]
                     lst = NodeScoreList(names, scores)
                     s = pl.normalize_score(state, pod, lst)
                     if s is not None and s.code != Code.SUCCESS:

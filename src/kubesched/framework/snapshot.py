@@ -11,7 +11,7 @@ Columns are int64 arrays indexed by a node's position in `nodes` (its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -19,6 +19,28 @@ import numpy as np
 from kubesched.framework.types import NodeInfo
 
 T = TypeVar("T")
+
+
+class NodeSubset(Sequence[NodeInfo]):
+    """Some of the snapshot's NodeInfos, by index, materialized only when read."""
+
+    __slots__ = ("_idx", "_nodes")
+
+    def __init__(self, nodes: list[NodeInfo], idx: np.ndarray) -> None:
+        self._nodes = nodes
+        self._idx = idx
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+        if isinstance(i, slice):
+            return [self._nodes[int(j)] for j in self._idx[i]]
+        return self._nodes[int(self._idx[i])]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        nodes = self._nodes
+        return (nodes[int(j)] for j in self._idx)
 
 
 class NodeColumns:
@@ -101,6 +123,9 @@ class Snapshot:
         # Bumped whenever anything changes.
         self.generation = 0
         self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
+        # Indices of nodes with pods that have (anti-)affinity, maintained row by row.
+        self._with_affinity: set[int] = set()
+        self._with_anti_affinity: set[int] = set()
         self._used_pvcs: set[str] | None = None
         # Caches that depend only on Node objects, dropped when node_generation changes.
         self._node_caches: dict[object, object] = {}
@@ -129,11 +154,24 @@ class Snapshot:
 
     def _lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
         if self._affinity_lists is None:
+            nodes = self.nodes
             self._affinity_lists = (
-                [ni for ni in self.nodes if ni.pods_with_affinity],
-                [ni for ni in self.nodes if ni.pods_with_required_anti_affinity],
+                [nodes[i] for i in sorted(self._with_affinity)],
+                [nodes[i] for i in sorted(self._with_anti_affinity)],
             )
         return self._affinity_lists
+
+    def _track_affinity(self, i: int, ni: NodeInfo) -> None:
+        for members, has in (
+            (self._with_affinity, bool(ni.pods_with_affinity)),
+            (self._with_anti_affinity, bool(ni.pods_with_required_anti_affinity)),
+        ):
+            if has != (i in members):
+                if has:
+                    members.add(i)
+                else:
+                    members.discard(i)
+                self._affinity_lists = None
 
     def is_pvc_used_by_pods(self, key: str) -> bool:
         if self._used_pvcs is None:
@@ -174,11 +212,15 @@ class Snapshot:
         self.nodes = ordered
         self.node_map = {ni.name: ni for ni in ordered}
         self.columns = NodeColumns(len(ordered))
+        self._with_affinity = set()
+        self._with_anti_affinity = set()
         for i, ni in enumerate(ordered):
             ni.index = i
             self.columns.write_row(i, ni, ordered)
+            self._track_affinity(i, ni)
         self._row_generation = [ni.generation for ni in ordered]
         self.node_generation += 1
+        self._affinity_lists = None
         self._invalidate()
 
     def refresh(self, changed: Iterable[NodeInfo], node_objects_changed: bool) -> None:
@@ -191,6 +233,7 @@ class Snapshot:
             if 0 <= i < len(gens) and self.nodes[i] is ni and gens[i] != ni.generation:
                 cols.write_row(i, ni, self.nodes)
                 gens[i] = ni.generation
+                self._track_affinity(i, ni)
                 any_change = True
         if node_objects_changed:
             self.node_generation += 1
@@ -200,5 +243,4 @@ class Snapshot:
 
     def _invalidate(self) -> None:
         self.generation += 1
-        self._affinity_lists = None
         self._used_pvcs = None

@@ -146,6 +146,38 @@ class HostPortInfo(dict[str, set[tuple[str, int]]]):
         return c
 
 
+_RESOURCE_CACHE: dict[tuple[Any, ...], tuple[Resource, int, int]] = {}
+_RESOURCE_CACHE_SIZE = 8192
+
+
+def _resources_signature(pod: Pod) -> tuple[Any, ...]:
+    spec = pod.spec
+    return (
+        tuple((tuple(c.resources.requests.items()), c.restart_policy) for c in spec.init_containers),
+        tuple(tuple(c.resources.requests.items()) for c in spec.containers),
+        tuple(spec.overhead.items()),
+        tuple(spec.resources.requests.items()) if spec.resources is not None else None,
+    )
+
+
+def _pod_resources(pod: Pod) -> tuple[Resource, int, int]:
+    """(requests, non-zero cpu, non-zero memory) — shared by pods with the same resource spec (replicas)."""
+    key = _resources_signature(pod)
+    hit = _RESOURCE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    requests = Resource.from_amounts(to_amounts(pod_requests(pod)))
+    if pod.spec.containers or pod.spec.init_containers:
+        non0 = to_amounts(pod_requests(pod, non_missing=True))
+        non0_cpu, non0_mem = non0.get(CPU, 0), non0.get(MEMORY, 0)
+    else:
+        non0_cpu, non0_mem = requests.milli_cpu, requests.memory
+    if len(_RESOURCE_CACHE) >= _RESOURCE_CACHE_SIZE:
+        _RESOURCE_CACHE.clear()
+    _RESOURCE_CACHE[key] = (requests, non0_cpu, non0_mem)
+    return requests, non0_cpu, non0_mem
+
+
 class PodInfo:
     """A pod as the scheduler sees it, computed once per pod object."""
 
@@ -177,14 +209,8 @@ class PodInfo:
         self.key = f"{meta.namespace}/{meta.name}"
         self.labels = meta.labels
         self.priority = pod.spec.priority or 0
-        self.requests = Resource.from_amounts(to_amounts(pod_requests(pod)))
-        if pod.spec.containers or pod.spec.init_containers:
-            non0 = to_amounts(pod_requests(pod, non_missing=True))
-            self.non0_cpu = non0.get(CPU, 0)
-            self.non0_mem = non0.get(MEMORY, 0)
-        else:
-            self.non0_cpu = self.requests.milli_cpu
-            self.non0_mem = self.requests.memory
+        # Shared between pods with the same resource spec: read-only.
+        self.requests, self.non0_cpu, self.non0_mem = _pod_resources(pod)
         ports: list[tuple[str, str, int]] = []
         for c in itertools.chain(pod.spec.init_containers, pod.spec.containers):
             for p in c.ports:
