@@ -65,6 +65,8 @@ class EmbeddedClient:
         self.store = store
         self.graceful_deletion = graceful_deletion
         self.events = EventRecorder(store.clock.datetime)
+        # Per-kind hooks that adjust an object before it is stored (controllers of the embedded cluster).
+        self.on_create: dict[str, Callable[[Any], Any]] = {}
         # Pods whose graceful deletion is pending: key -> time at which they go away.
         self.terminating: dict[str, float] = {}
 
@@ -81,6 +83,9 @@ class EmbeddedClient:
             obj = admission.default_namespace(obj)
         elif kind == "StorageClass":
             obj = admission.default_storage_class(obj)
+        hook = self.on_create.get(kind)
+        if hook is not None:
+            obj = hook(obj)
         return self.store.create(kind, obj)
 
     def update(self, kind: str, obj: Any) -> Any:
