@@ -62,6 +62,39 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     return 0 if result["valid"] else EXIT_INPUT
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    import json
+
+    from kubesched.bench import bench
+
+    def progress(rep: int, r: object) -> None:
+        if args.output != "json":
+            print(f"  run {rep + 1}: {r.pods_per_second:.0f} pods/s ({r.seconds:.2f} s)", file=sys.stderr)  # type: ignore[attr-defined]
+
+    result = bench(
+        args.workload,
+        args.nodes,
+        args.pods,
+        args.init_pods,
+        reps=args.reps,
+        seed=args.seed,
+        profile=args.profile,
+        progress=progress,
+    )
+    s = result.summary()
+    if args.output == "json":
+        print(json.dumps(s, indent=2))
+    else:
+        pps = s["podsPerSecond"]
+        lat = s["attemptLatencyMs"]
+        print(
+            f"{s['workload']} nodes={s['nodes']} init={s['initPods']} pods={s['pods']}: "
+            f"{pps['min']:.0f} / {pps['median']:.0f} / {pps['max']:.0f} pods/s (min/median/max), "
+            f"attempt p50 {lat['p50']:.2f} ms p99 {lat['p99']:.2f} ms, peak RSS {s['peakRssMB']:.0f} MB"
+        )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kubesched", description="kube-scheduler v1.34 in Python.")
     p.add_argument("--version", action="version", version=f"kubesched {__version__}")
@@ -73,6 +106,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
     sim.set_defaults(func=cmd_simulate)
+
+    b = sub.add_parser("bench", help="scheduler_perf workloads on the embedded cluster (pods per second)")
+    b.add_argument(
+        "--workload", choices=("basic", "podaffinity", "antiaffinity", "spread", "preemption"), default="basic"
+    )
+    b.add_argument("--nodes", type=int, default=500)
+    b.add_argument("--pods", type=int, default=1000, help="measured pods")
+    b.add_argument("--init-pods", type=int, default=500, help="pods bound before the clock starts")
+    b.add_argument("--reps", type=int, default=3)
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--profile", help="write a cProfile of the first run to this file")
+    b.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    b.set_defaults(func=cmd_bench)
 
     cfg = sub.add_parser("config", help="KubeSchedulerConfiguration tools")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
