@@ -12,6 +12,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
 
 EXIT_INPUT = 2
+WORKLOAD_NAMES = ("basic", "podaffinity", "antiaffinity", "spread", "preemption")
 
 
 def _load_config(path: str | None) -> KubeSchedulerConfiguration | None:
