@@ -159,6 +159,8 @@ class Scheduler:
         self.attempts: dict[str, Attempt] = {}
         self.on_attempt: Callable[[Attempt], None] | None = None
         self.handles: dict[str, Handle] = {}
+        # State plugins share across profiles (e.g. DRA's in-flight allocations: one device, one claim).
+        self.shared_plugin_state: dict[str, Any] = {}
         self.queue: SchedulingQueue | None = None
         self.profiles = build_frameworks(config, registry or Registry(), self._handle_for)
         self.queue = self._build_queue()
@@ -183,6 +185,7 @@ class Scheduler:
                 self.rng,
                 self._activate,
                 lambda: self.extenders,
+                extra=self.shared_plugin_state,
             )
             h.run_after_cycle = self._after_cycle.append  # type: ignore[attr-defined]
             h.metrics_inc_preemption_attempts = self.metrics.preemption_attempts.inc  # type: ignore[attr-defined]
@@ -223,6 +226,8 @@ class Scheduler:
             ("StorageClass", Resource.STORAGE_CLASS),
             ("CSINode", Resource.CSI_NODE),
             ("CSIDriver", Resource.CSI_DRIVER),
+            ("CSIStorageCapacity", Resource.CSI_STORAGE_CAPACITY),
+            ("VolumeAttachment", Resource.VOLUME_ATTACHMENT),
             ("ResourceClaim", Resource.RESOURCE_CLAIM),
             ("ResourceSlice", Resource.RESOURCE_SLICE),
             ("DeviceClass", Resource.DEVICE_CLASS),

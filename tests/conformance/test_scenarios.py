@@ -24,8 +24,6 @@ PENDING: dict[str, str] = {
     "interpod": "InterPodAffinity lands with issue 3",
     "spread": "PodTopologySpread lands with issue 3",
     "mixed": "needs InterPodAffinity and PodTopologySpread (issue 3)",
-    "volumes": "volume plugins land with issue 5",
-    "dra": "DynamicResources claims land with issue 10",
     "extender": "HTTP extenders land with issue 9",
 }
 

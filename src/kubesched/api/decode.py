@@ -23,7 +23,7 @@ from kubesched.api.core import (
 )
 from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.scheduling import PodDisruptionBudget, PriorityClass
-from kubesched.api.storage import CSIDriver, CSINode, StorageClass
+from kubesched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment
 
 KINDS: dict[str, type[Any]] = {
     "Pod": Pod,
@@ -40,6 +40,8 @@ KINDS: dict[str, type[Any]] = {
     "StorageClass": StorageClass,
     "CSINode": CSINode,
     "CSIDriver": CSIDriver,
+    "CSIStorageCapacity": CSIStorageCapacity,
+    "VolumeAttachment": VolumeAttachment,
 }
 
 NAMESPACED = {
@@ -52,6 +54,7 @@ NAMESPACED = {
     "PersistentVolumeClaim",
     "ResourceClaim",
     "ResourceClaimTemplate",
+    "CSIStorageCapacity",
 }
 
 
@@ -110,6 +113,10 @@ _QUANTITY_MAPS = {
     "PersistentVolume": (("spec", "capacity"),),
     "PersistentVolumeClaim": (("spec", "resources", "requests"), ("status", "capacity")),
 }
+# Single quantities (not maps) by kind: path -> field.
+_QUANTITY_FIELDS = {
+    "CSIStorageCapacity": (("capacity",), ("maximumVolumeSize",)),
+}
 
 
 def _walk(node: Any, path: tuple[str, ...], prefix: str) -> list[tuple[str, Any]]:
@@ -129,6 +136,14 @@ def _walk(node: Any, path: tuple[str, ...], prefix: str) -> list[tuple[str, Any]
 
 
 def _check_quantities(kind: str, raw: Mapping[str, Any]) -> None:
+    for path in _QUANTITY_FIELDS.get(kind, ()):
+        for where, q in _walk(raw, path, ""):
+            if q is None:
+                continue
+            try:
+                parse_quantity(q)
+            except QuantityError as err:
+                raise DecodeError(f"{q!r}: {err}", where) from None
     for path in _QUANTITY_MAPS.get(kind, ()):
         for where, rl in _walk(raw, path, ""):
             if rl is None:
@@ -140,3 +155,7 @@ def _check_quantities(kind: str, raw: Mapping[str, Any]) -> None:
                     parse_quantity(q)
                 except QuantityError as err:
                     raise DecodeError(f"{q!r}: {err}", f"{where}.{name}") from None
+
+
+# resource.k8s.io kinds register themselves on import.
+import kubesched.api.resource  # noqa: E402, F401

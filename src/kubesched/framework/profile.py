@@ -122,10 +122,15 @@ def _score_weights(plugins: Plugins, pmap: Mapping[str, Plugin]) -> dict[str, in
             continue
         w = ref.weight or 1
         weights[ref.name] = w
-        if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+        # Go's int64 arithmetic: a negative weight makes MaxTotalScore - total wrap around.
+        if w * MAX_NODE_SCORE > _int64(MAX_TOTAL_SCORE - total):
             raise FrameworkError("total score of Score plugins could overflow")
-        total += w * MAX_NODE_SCORE
+        total = _int64(total + w * MAX_NODE_SCORE)
     return weights
+
+
+def _int64(x: int) -> int:
+    return ((x + (1 << 63)) % (1 << 64)) - (1 << 63)
 
 
 def build_framework(

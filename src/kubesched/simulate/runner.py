@@ -97,12 +97,32 @@ class Simulation:
     # ------------------------------------------------------------ loading
 
     def _create(self, m: Manifest) -> None:
+        obj = m.obj
+        if m.kind == "Pod" and any(pc.resource_claim_template_name for pc in obj.spec.resource_claims):
+            obj = self._claims_from_templates(obj)
         try:
-            self.cluster.client.create(m.kind, m.obj)
+            self.cluster.client.create(m.kind, obj)
         except AdmissionError as err:
             raise InputError(self.scenario.source, str(err), m.ref) from None
         except Exception as err:  # noqa: BLE001 - e.g. duplicates: one clear line, never a traceback
             raise InputError(self.scenario.source, str(err), m.ref) from None
+
+    def _claims_from_templates(self, pod: Any) -> Any:
+        """The resourceclaim controller's part: a claim per template entry, made before the pod arrives."""
+        import msgspec
+
+        from kubesched.plugins.dynamicresources.controller import claims_for_pod
+
+        ns = pod.metadata.namespace or "default"
+        if not pod.metadata.uid:
+            pod = msgspec.structs.replace(
+                pod, metadata=msgspec.structs.replace(pod.metadata, uid=f"uid-{ns}-{pod.metadata.name}")
+            )
+        store = self.cluster.store
+        pod, claims = claims_for_pod(pod, lambda n, name: store.find("ResourceClaimTemplate", f"{n}/{name}"))
+        for c in claims:
+            self.cluster.client.create("ResourceClaim", c)
+        return pod
 
     def _ensure_namespaces(self, manifests: list[Manifest]) -> None:
         declared = {m.obj.metadata.name for m in self.scenario.manifests if m.kind == "Namespace"}
@@ -184,7 +204,14 @@ class Simulation:
             else:
                 o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
             out.append(o)
-        return SimulationResult(out, list(self.deleted))
+        result = SimulationResult(out, list(self.deleted))
+        if store.count("ResourceClaim"):
+            from kubesched.plugins.dynamicresources.report import claims_report
+
+            claims = claims_report(store.list("ResourceClaim"))
+            if claims:
+                result.extra["claims"] = claims
+        return result
 
     def _last_node(self, key: str) -> str | None:
         a = self.scheduler.attempts.get(key)
