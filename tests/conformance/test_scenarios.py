@@ -21,9 +21,6 @@ CASES = Path(__file__).parent / "cases"
 
 # Families whose capability lands with a later issue: expected to fail until then.
 PENDING: dict[str, str] = {
-    "interpod": "InterPodAffinity lands with issue 3",
-    "spread": "PodTopologySpread lands with issue 3",
-    "mixed": "needs InterPodAffinity and PodTopologySpread (issue 3)",
     "extender": "HTTP extenders land with issue 9",
 }
 

@@ -7,6 +7,7 @@ manifest loaded from YAML looks as it would after `kubectl apply`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -16,9 +17,12 @@ from kubesched.api.core import (
     Namespace,
     Node,
     Pod,
+    PodAffinityTerm,
     PodCondition,
     ResourceRequirements,
+    WeightedPodAffinityTerm,
 )
+from kubesched.api.meta import LabelSelector, LabelSelectorRequirement
 from kubesched.api.scheduling import SYSTEM_PRIORITY_CLASSES, PriorityClass
 from kubesched.api.storage import StorageClass
 
@@ -57,6 +61,7 @@ def _default_container(c: Container, host_network: bool) -> Container:
 
 
 def default_pod(pod: Pod) -> Pod:
+    pod = apply_pod_affinity_label_keys(pod)
     spec = pod.spec
     host_network = spec.host_network
     spec_changes: dict[str, Any] = {
@@ -145,3 +150,83 @@ def default_storage_class(sc: StorageClass) -> StorageClass:
     if sc.volume_binding_mode:
         return sc
     return msgspec.structs.replace(sc, volume_binding_mode="Immediate")
+
+
+def _merge_keys(term: PodAffinityTerm, labels: Mapping[str, str]) -> PodAffinityTerm:
+    if (not term.match_label_keys and not term.mismatch_label_keys) or term.label_selector is None:
+        return term
+    extra: list[LabelSelectorRequirement] = []
+    for key in term.match_label_keys:
+        if key in labels:
+            extra.append(LabelSelectorRequirement(key=key, operator="In", values=[labels[key]]))
+    for key in term.mismatch_label_keys:
+        if key in labels:
+            extra.append(LabelSelectorRequirement(key=key, operator="NotIn", values=[labels[key]]))
+    if not extra:
+        return term
+    sel = term.label_selector
+    merged = LabelSelector(match_labels=dict(sel.match_labels), match_expressions=[*sel.match_expressions, *extra])
+    return msgspec.structs.replace(term, label_selector=merged)
+
+
+def apply_pod_affinity_label_keys(pod: Pod) -> Pod:
+    """kube-apiserver's pod creation step: merge matchLabelKeys (In) / mismatchLabelKeys (NotIn) into selectors.
+
+    The pod's own label values are added to each term's labelSelector; terms
+    without a labelSelector are left alone (a nil selector matches nothing).
+    Returns `pod` itself when nothing changes.
+    """
+    aff = pod.spec.affinity
+    if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+        return pod
+    labels = pod.metadata.labels
+    changed = False
+
+    def req(terms: list[PodAffinityTerm]) -> list[PodAffinityTerm]:
+        nonlocal changed
+        out = [_merge_keys(t, labels) for t in terms]
+        changed = changed or any(a is not b for a, b in zip(out, terms, strict=True))
+        return out
+
+    def pref(terms: list[WeightedPodAffinityTerm]) -> list[WeightedPodAffinityTerm]:
+        nonlocal changed
+        out = []
+        for t in terms:
+            m = _merge_keys(t.pod_affinity_term, labels)
+            if m is not t.pod_affinity_term:
+                changed = True
+                t = msgspec.structs.replace(t, pod_affinity_term=m)
+            out.append(t)
+        return out
+
+    pa, paa = aff.pod_affinity, aff.pod_anti_affinity
+    new_pa = (
+        msgspec.structs.replace(
+            pa,
+            required_during_scheduling_ignored_during_execution=req(
+                pa.required_during_scheduling_ignored_during_execution
+            ),
+            preferred_during_scheduling_ignored_during_execution=pref(
+                pa.preferred_during_scheduling_ignored_during_execution
+            ),
+        )
+        if pa is not None
+        else None
+    )
+    new_paa = (
+        msgspec.structs.replace(
+            paa,
+            required_during_scheduling_ignored_during_execution=req(
+                paa.required_during_scheduling_ignored_during_execution
+            ),
+            preferred_during_scheduling_ignored_during_execution=pref(
+                paa.preferred_during_scheduling_ignored_during_execution
+            ),
+        )
+        if paa is not None
+        else None
+    )
+    if not changed:
+        return pod
+    new_aff = msgspec.structs.replace(aff, pod_affinity=new_pa, pod_anti_affinity=new_paa)
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, affinity=new_aff))

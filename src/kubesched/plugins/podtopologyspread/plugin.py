@@ -1,0 +1,220 @@
+"""The PodTopologySpread plugin (podtopologyspread/plugin.go, filtering.go, scoring.go, v1.34).
+
+Filter enforces DoNotSchedule constraints (maxSkew, minDomains, inclusion
+policies); Score prefers nodes whose domains hold fewer matching pods under
+ScheduleAnyway constraints. Pods without constraints of their own get the
+cluster's default constraints when a Service or controller selects them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.core import Pod
+from kubesched.config.types import PodTopologySpreadArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, Resource
+from kubesched.framework.interface import (
+    EnqueueExtensions,
+    FilterVerdicts,
+    NodeScoreList,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    VectorFilterPlugin,
+    VectorScorePlugin,
+)
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins import names
+from kubesched.plugins.podtopologyspread import filtering, queueing, scoring
+from kubesched.plugins.podtopologyspread.constraints import (
+    DO_NOT_SCHEDULE,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    TopologySpreadConstraint,
+    default_selector,
+    filter_constraints,
+)
+
+PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
+PRE_SCORE_STATE_KEY = "PreScore" + names.POD_TOPOLOGY_SPREAD
+SYSTEM_DEFAULTING = "System"
+
+
+class PodTopologySpread(
+    PreFilterPlugin,
+    PreFilterExtensions,
+    VectorFilterPlugin,
+    PreScorePlugin,
+    VectorScorePlugin,
+    EnqueueExtensions,
+):
+    name = names.POD_TOPOLOGY_SPREAD
+
+    def __init__(self, args: PodTopologySpreadArgs | None = None, handle: Any = None) -> None:
+        args = args if args is not None else PodTopologySpreadArgs()
+        self.handle = handle
+        self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+        self.default_constraints: Sequence[Any] = (
+            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(args.default_constraints)
+        )
+
+    @classmethod
+    def new(cls, args: Any, handle: Any) -> PodTopologySpread:
+        return cls(args, handle)
+
+    # ------------------------------------------------------------ constraints
+
+    def get_constraints(self, pod: Pod, action: str) -> list[TopologySpreadConstraint]:
+        """The pod's own constraints of kind `action`, else the defaults; raises ValueError on a bad selector."""
+        if pod.spec.topology_spread_constraints:
+            return filter_constraints(pod.spec.topology_spread_constraints, pod.metadata.labels, action)
+        return self.build_default_constraints(pod, action)
+
+    def build_default_constraints(self, pod: Pod, action: str) -> list[TopologySpreadConstraint]:
+        constraints = filter_constraints(self.default_constraints, pod.metadata.labels, action)
+        if not constraints or self.handle is None:
+            return []
+        selector = default_selector(pod, self.handle.lister)
+        if selector.is_empty():
+            return []
+        return [c.with_selector(selector) for c in constraints]
+
+    def _hard_constraints(self, pod: Pod) -> list[TopologySpreadConstraint]:
+        return self.get_constraints(pod, DO_NOT_SCHEDULE)
+
+    # ------------------------------------------------------------ PreFilter
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            constraints = self.get_constraints(pod.pod, DO_NOT_SCHEDULE)
+        except ValueError as err:
+            what = "obtaining pod's hard" if pod.pod.spec.topology_spread_constraints else "setting default hard"
+            return None, Status.as_error(f"get constraints from pod: {what} topology spread constraints: {err}")
+        if not constraints:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, filtering.compute_pre_filter_state(pod, constraints, nodes))
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions:
+        return self
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(pod_to_add.pod, pod.pod, node_info.node, 1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(pod_to_remove.pod, pod.pod, node_info.node, -1)
+        return None
+
+    @staticmethod
+    def _pre_filter_state(state: CycleState) -> filtering.PreFilterState | Status:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        return s
+
+    # ------------------------------------------------------------ Filter
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        if not s.constraints:
+            return None
+        node = node_info.node
+        labels = node.metadata.labels if node is not None else {}
+        return filtering.verdict_status(filtering.verdict(s, pod.labels, labels))
+
+    def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            raise RuntimeError(s.message())
+        if not s.constraints:
+            return None
+        v = filtering.verdicts(s, pod.labels, snapshot)
+        failed = v != filtering.OK
+        if not failed.any():
+            return None
+        statuses = {code: filtering.verdict_status(code) for code in np.unique(v[failed]).tolist()}
+        return FilterVerdicts(failed, lambda i: statuses[int(v[i])])  # type: ignore[arg-type,return-value]
+
+    # ------------------------------------------------------------ Score
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        all_nodes = self.handle.snapshot().nodes
+        if not all_nodes:
+            return Status(Code.SKIP)
+        p = pod.pod
+        # Nodes must carry every topology key, except under the system defaults (hostname
+        # spreading still applies to nodes without a zone label).
+        require_all_topologies = bool(p.spec.topology_spread_constraints) or not self.system_defaulted
+        try:
+            constraints = self.get_constraints(p, SCHEDULE_ANYWAY)
+        except ValueError as err:
+            what = "obtaining pod's soft" if p.spec.topology_spread_constraints else "setting default soft"
+            return Status.as_error(f"calculating preScoreState: {what} topology spread constraints: {err}")
+        if not constraints:
+            return Status(Code.SKIP)
+        state.write(
+            PRE_SCORE_STATE_KEY,
+            scoring.compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all_topologies),
+        )
+        return None
+
+    @staticmethod
+    def _pre_score_state(state: CycleState) -> scoring.PreScoreState | Status:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        return s
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = self._pre_score_state(state)
+        if isinstance(s, Status):
+            return 0, s
+        return scoring.score_node(s, node_info), None
+
+    def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
+        s = self._pre_score_state(state)
+        if isinstance(s, Status):
+            raise RuntimeError(s.message())
+        return scoring.score_all(s, snapshot, idx)
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: NodeScoreList) -> Status | None:
+        s = self._pre_score_state(state)
+        if isinstance(s, Status):
+            return s
+        scores.scores = scoring.normalize(s, scores.names, scores.scores)
+        return None
+
+    # ------------------------------------------------------------ queueing
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        pod_actions = (
+            ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
+        )
+        node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, pod_actions), partial(queueing.after_pod_change, self._hard_constraints)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.NODE, node_actions), partial(queueing.after_node_change, self._hard_constraints)
+            ),
+        ]
