@@ -20,10 +20,16 @@ def cluster(seed: int, nodes: int, running: int, pending: int, with_pdb: bool) -
     rng = random.Random(seed)
     docs: list[dict[str, Any]] = [{"kind": "Scenario", "mode": rng.choice(["sequential", "batch"])}]
     for p in PRIORITIES:
-        docs.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{p}"}, "value": p})
+        docs.append(
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{p}"}, "value": p}
+        )
     for i in range(nodes):
         docs.append(
-            {"kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
+            {
+                "kind": "Node",
+                "metadata": {"name": f"n{i}"},
+                "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+            }
         )
     if with_pdb:
         docs.append(

@@ -104,8 +104,34 @@ class PreFilterPlugin(Plugin):
 
 
 class FilterPlugin(Plugin):
+    # Whether the verdict on a node may change when pods come and go on it. Plugins that only read the
+    # Node object (labels, taints, name) say False, which lets preemption's dry runs skip them.
+    depends_on_node_pods: ClassVar[bool] = True
+
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         raise NotImplementedError
+
+
+class ResourceSumsFilterPlugin(FilterPlugin):
+    """A Filter whose verdict depends on the node's pods only through their summed requests and number.
+
+    Knowing that, the runtime can count nominated pods and preemption can try victims by arithmetic,
+    without cloning NodeInfos and re-running filters; the answers are the ones `filter` would give.
+    """
+
+    def filter_amounts(
+        self, state: CycleState, pod: PodInfo, allocatable: Any, requested: Any, pod_count: int
+    ) -> Status | None:
+        raise NotImplementedError
+
+    def amounts_fit(self, state: CycleState, pod: PodInfo, allocatable: Any, requested: Any, pod_count: int) -> bool:
+        """filter_amounts(...) is None, without building the status (the hot question in dry runs)."""
+        return self.filter_amounts(state, pod, allocatable, requested, pod_count) is None
+
+
+def pods_matter_only_by_sums(plugins: Sequence[FilterPlugin], skip: frozenset[str]) -> bool:
+    """True when every active filter either ignores the node's pods or only sums them."""
+    return all(p.name in skip or not p.depends_on_node_pods or isinstance(p, ResourceSumsFilterPlugin) for p in plugins)
 
 
 class FilterVerdicts:

@@ -43,9 +43,11 @@ from kubesched.framework.interface import (
     PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
+    ResourceSumsFilterPlugin,
     ScorePlugin,
     VectorFilterPlugin,
     VectorScorePlugin,
+    pods_matter_only_by_sums,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -305,6 +307,39 @@ class Framework:
                     break
         return out
 
+    def _count_nominated(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        plugins: list[FilterPlugin],
+        special: set[int],
+        first_fail: np.ndarray | None,
+    ) -> tuple[np.ndarray, dict[int, Status]]:
+        """Re-judge nodes with nominated pods of equal or higher priority, those pods counted in the sums."""
+        if first_fail is None:
+            first_fail = np.full(snapshot.num_nodes, _NO_FAILURE, np.int32)
+        overrides: dict[int, Status] = {}
+        sums = [(pos, pl) for pos, pl in enumerate(plugins) if isinstance(pl, ResourceSumsFilterPlugin)]
+        for i in special:
+            ni = snapshot.nodes[i]
+            used = ni.requested.clone()
+            count = len(ni.pods)
+            for other in self.handle.nominated_pods_for_node(ni.name):
+                if other.priority >= pod.priority and other.uid != pod.uid:
+                    used.add(other.requests)
+                    count += 1
+            for pos, pl in sums:
+                if pos > first_fail[i]:
+                    break
+                st = pl.filter_amounts(state, pod, ni.allocatable, used, count)
+                if st is not None and st.code != Code.SUCCESS:
+                    st.plugin = pl.name
+                    first_fail[i] = pos
+                    overrides[i] = st
+                    break
+        return first_fail, overrides
+
     def find_feasible(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, order: np.ndarray, num_to_find: int
     ) -> FilterOutcome:
@@ -343,6 +378,18 @@ class Framework:
             return s
 
         special = self._nodes_with_ge_nominated(pod, snapshot)
+        if special and not per_node and vector and pods_matter_only_by_sums(self.filter_plugins, skip):
+            # Nominated pods only add to the sums the resource filters read: count them in without
+            # cloning NodeInfos (the second, pod-less pass can only pass when the first one did).
+            first_fail, overrides = self._count_nominated(state, pod, snapshot, plugins, special, first_fail)
+            if overrides:
+                base_status = vector_status
+
+                def vector_status(i: int) -> Status:
+                    s = overrides.get(i)
+                    return s if s is not None else base_status(i)
+
+            special = set()
         if not per_node and not special:
             if first_fail is None:
                 feasible = order[:num_to_find]

@@ -18,7 +18,15 @@ from kubesched.config.types import DefaultPreemptionArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ClusterEventWithHint
-from kubesched.framework.interface import EnqueueExtensions, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
+from kubesched.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreEnqueuePlugin,
+    ResourceSumsFilterPlugin,
+    pods_matter_only_by_sums,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
@@ -81,6 +89,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         self.args = args or DefaultPreemptionArgs()
         self.handle = handle
         self.evaluator = Evaluator(self.name, handle, self)
+        self._plan_cache: tuple[CycleState, list[FilterPlugin] | None] | None = None
 
     @classmethod
     def new(cls, args: Any, handle: Any) -> DefaultPreemption:
@@ -137,7 +146,94 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[PodInfo], int, Status | None]:
+        cached = self._plan_cache
+        if cached is not None and cached[0] is state:
+            plan = cached[1]
+        else:
+            plan = self._arithmetic_plan(state)
+            self._plan_cache = (state, plan)
+        if plan is not None:
+            return self._select_by_arithmetic(plan, state, pod, node_info, pdbs)
+        return self._select_by_filters(state, pod, node_info, pdbs)
+
+    def _arithmetic_plan(self, state: CycleState) -> list[FilterPlugin] | None:
+        """The active filters, when the node's pods only matter to them through summed requests.
+
+        Then removing and reprieving victims changes nothing but those sums, and the dry run can be
+        done in arithmetic instead of re-running every filter for every victim; the verdicts and
+        messages are the same.
+        """
         fw = self.handle.framework
+        if not fw.use_vector_paths:
+            return None
+        skip = state.skip_filter_plugins
+        if not pods_matter_only_by_sums(fw.filter_plugins, skip):
+            return None
+        plan = [pl for pl in fw.filter_plugins if pl.name not in skip]
+        return plan if any(isinstance(pl, ResourceSumsFilterPlugin) for pl in plan) else None
+
+    def _select_by_arithmetic(
+        self,
+        plan: list[FilterPlugin],
+        state: CycleState,
+        pod: PodInfo,
+        node_info: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[PodInfo], int, Status | None]:
+        potential = [pi for pi in node_info.pods if pi.priority < pod.priority]
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+        used = node_info.requested.clone()
+        for pi in potential:
+            used.add(pi.requests, -1)
+        count = len(node_info.pods) - len(potential)
+        # Nominated pods of equal or higher priority count as running here (the first of the two
+        # filter passes); with filters that only sum pods, the second pass cannot fail if the first passed.
+        for other in self.handle.nominated_pods_for_node(node_info.name):
+            if other.priority >= pod.priority and other.uid != pod.uid:
+                used.add(other.requests)
+                count += 1
+        alloc = node_info.allocatable
+        sums = [pl for pl in plan if isinstance(pl, ResourceSumsFilterPlugin)]
+        for pl in plan:
+            if isinstance(pl, ResourceSumsFilterPlugin):
+                s = pl.filter_amounts(state, pod, alloc, used, count)
+            else:
+                s = pl.filter(state, pod, node_info)
+            if s is not None and s.code != Code.SUCCESS:
+                if not s.is_rejected():
+                    s = Status.as_error(f"running {pl.name!r} filter plugin: {s.message()}")
+                s.plugin = pl.name
+                return [], 0, s
+
+        def fits() -> bool:
+            return all(pl.amounts_fit(state, pod, alloc, used, count) for pl in sums)
+
+        potential.sort(key=importance_key)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+        for group, counts in ((violating, True), (non_violating, False)):
+            for pi in group:
+                used.add(pi.requests)
+                count += 1
+                if not fits():
+                    used.add(pi.requests, -1)
+                    count -= 1
+                    victims.append(pi)
+                    if counts:
+                        num_violating += 1
+        if violating and non_violating:
+            victims.sort(key=importance_key)
+        return victims, num_violating, Status(Code.SUCCESS)
+
+    def _select_by_filters(
+        self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[PodInfo], int, Status | None]:
+        """SelectVictimsOnNode by re-running the filters, on a cloned NodeInfo and CycleState."""
+        fw = self.handle.framework
+        state = state.clone()
+        node_info = node_info.clone()
 
         def remove(pi: PodInfo) -> Status | None:
             node_info.remove_pod(pi)

@@ -145,6 +145,7 @@ def _required(pod: PodInfo) -> RequiredNodeAffinity:
 
 class NodeAffinity(PreFilterPlugin, VectorFilterPlugin, PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
     name = names.NODE_AFFINITY
+    depends_on_node_pods = False
 
     def __init__(self, args: NodeAffinityArgs | None = None) -> None:
         added: NodeAffinitySpec | None = args.added_affinity if args is not None else None

@@ -17,6 +17,7 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 class NodeName(VectorFilterPlugin, EnqueueExtensions):
     name = names.NODE_NAME
+    depends_on_node_pods = False
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         want = pod.pod.spec.node_name

@@ -26,6 +26,7 @@ def _tolerates_unschedulable(pod: Pod) -> bool:
 
 class NodeUnschedulable(VectorFilterPlugin, EnqueueExtensions):
     name = names.NODE_UNSCHEDULABLE
+    depends_on_node_pods = False
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         node = node_info.node

@@ -82,6 +82,7 @@ class _PreScoreState:
 
 class TaintToleration(VectorFilterPlugin, PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
     name = names.TAINT_TOLERATION
+    depends_on_node_pods = False
 
     # ------------------------------------------------------------ Filter
 

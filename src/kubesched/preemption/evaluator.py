@@ -59,7 +59,9 @@ class PreemptionInterface(Protocol):
 
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
-    ) -> tuple[list[PodInfo], int, Status | None]: ...
+    ) -> tuple[list[PodInfo], int, Status | None]:
+        """The pods to evict on this node. `state` and `node_info` are the cycle's own: copy before changing them."""
+        ...
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[Callable[[str], int]] | None: ...
 
@@ -160,9 +162,8 @@ class Evaluator:
         errors: list[str] = []
         n = len(potential)
         for i in range(n):
-            node_copy = potential[(offset + i) % n].clone()
-            state_copy = state.clone()
-            pods, violations, status = self.iface.select_victims_on_node(state_copy, pod, node_copy, pdbs)
+            node_copy = potential[(offset + i) % n]
+            pods, violations, status = self.iface.select_victims_on_node(state, pod, node_copy, pdbs)
             if status is None or status.code == Code.SUCCESS:
                 if pods:
                     c = Candidate(node_copy.name, Victims(pods, violations))

@@ -46,10 +46,19 @@ def _quantity_mem(rng: random.Random) -> str:
 def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
     """A cluster exercising the core plugins: resources, taints, selectors, ports, images, priorities."""
     rng = random.Random(seed)
-    docs: list[dict[str, Any]] = [{"kind": "Scenario", "description": f"random cluster seed={seed}", "mode": shape.mode}]
+    docs: list[dict[str, Any]] = [
+        {"kind": "Scenario", "description": f"random cluster seed={seed}", "mode": shape.mode}
+    ]
     for p in sorted(set(shape.priorities)):
         if p:
-            docs.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{p}"}, "value": p})
+            docs.append(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": f"p{p}"},
+                    "value": p,
+                }
+            )
     images = [f"registry.example.com/app-{i}:v{i}" for i in range(shape.images)]
     node_names = []
     for i in range(shape.nodes):
@@ -76,7 +85,11 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
         }
         if rng.random() < shape.taint_fraction:
             node["spec"]["taints"] = [
-                {"key": "dedicated", "value": rng.choice(["infra", "gpu"]), "effect": rng.choice(["NoSchedule", "PreferNoSchedule"])}
+                {
+                    "key": "dedicated",
+                    "value": rng.choice(["infra", "gpu"]),
+                    "effect": rng.choice(["NoSchedule", "PreferNoSchedule"]),
+                }
             ]
         docs.append(node)
 
@@ -106,9 +119,18 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
                 spec["affinity"] = {
                     "nodeAffinity": {
                         "preferredDuringSchedulingIgnoredDuringExecution": [
-                            {"weight": rng.choice([1, 5, 50]), "preference": {"matchExpressions": [
-                                {"key": ZONE, "operator": "In", "values": [f"zone-{rng.randrange(shape.zones)}"]}
-                            ]}}
+                            {
+                                "weight": rng.choice([1, 5, 50]),
+                                "preference": {
+                                    "matchExpressions": [
+                                        {
+                                            "key": ZONE,
+                                            "operator": "In",
+                                            "values": [f"zone-{rng.randrange(shape.zones)}"],
+                                        }
+                                    ]
+                                },
+                            }
                         ]
                     }
                 }
@@ -153,7 +175,9 @@ def basic_cluster(nodes: int, init_pods: int, pods: int, mode: str = "batch") ->
             }
         )
     for i in range(pods):
-        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}"}, "spec": {"containers": [container]}})
+        docs.append(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}"}, "spec": {"containers": [container]}}
+        )
     return docs
 
 

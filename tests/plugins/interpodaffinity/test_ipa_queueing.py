@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.labels import label_selector
+from kubesched.cluster.admission import apply_pod_affinity_label_keys as apply_match_label_keys
 from kubesched.framework.events import ActionType, QueueingHint, Resource
 from kubesched.plugins.interpodaffinity.plugin import InterPodAffinity
 from kubesched.plugins.interpodaffinity.queueing import after_node_change, after_pod_change
-from kubesched.cluster.admission import apply_pod_affinity_label_keys as apply_match_label_keys
 from kubesched.testing import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"

@@ -24,6 +24,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    ResourceSumsFilterPlugin,
     VectorFilterPlugin,
     VectorScorePlugin,
 )
@@ -68,11 +69,22 @@ def fits_request(
     req: Res, ni: NodeInfo, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
 ) -> list[InsufficientResource]:
     """fitsRequest: every resource the pod requests that the node cannot give it now."""
+    return fits_amounts(req, ni.allocatable, ni.requested, len(ni.pods), ignored, ignored_groups)
+
+
+def fits_amounts(
+    req: Res,
+    alloc: Res,
+    used: Res,
+    pod_count: int,
+    ignored: frozenset[str] = frozenset(),
+    ignored_groups: frozenset[str] = frozenset(),
+) -> list[InsufficientResource]:
+    """fitsRequest on plain sums: allocatable, requested and the number of pods on the node."""
     out: list[InsufficientResource] = []
-    alloc, used = ni.allocatable, ni.requested
     allowed = alloc.allowed_pod_number
-    if len(ni.pods) + 1 > allowed:
-        out.append(InsufficientResource("pods", TOO_MANY_PODS, 1, len(ni.pods), allowed, False))
+    if pod_count + 1 > allowed:
+        out.append(InsufficientResource("pods", TOO_MANY_PODS, 1, pod_count, allowed, False))
     if req.is_zero():
         return out
     if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
@@ -120,14 +132,16 @@ def _ignored(name: str, ignored: frozenset[str], groups: frozenset[str]) -> bool
     return name in ignored or (bool(groups) and name.split("/")[0] in groups)
 
 
-def _status(insufficient: list[InsufficientResource]) -> Status:
+def insufficient_status(insufficient: list[InsufficientResource]) -> Status:
     code = Code.UNSCHEDULABLE
     if any(r.unresolvable for r in insufficient):
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     return Status(code, *(r.reason for r in insufficient))
 
 
-class Fit(PreFilterPlugin, VectorFilterPlugin, PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
+class Fit(
+    PreFilterPlugin, VectorFilterPlugin, ResourceSumsFilterPlugin, PreScorePlugin, VectorScorePlugin, EnqueueExtensions
+):
     name = names.NODE_RESOURCES_FIT
 
     def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
@@ -168,7 +182,34 @@ class Fit(PreFilterPlugin, VectorFilterPlugin, PreScorePlugin, VectorScorePlugin
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         insufficient = fits_request(self._request(state), node_info, self.ignored, self.ignored_groups)
-        return _status(insufficient) if insufficient else None
+        return insufficient_status(insufficient) if insufficient else None
+
+    def filter_amounts(
+        self, state: CycleState, pod: PodInfo, allocatable: Res, requested: Res, pod_count: int
+    ) -> Status | None:
+        insufficient = fits_amounts(
+            self._request(state), allocatable, requested, pod_count, self.ignored, self.ignored_groups
+        )
+        return insufficient_status(insufficient) if insufficient else None
+
+    def amounts_fit(self, state: CycleState, pod: PodInfo, allocatable: Res, requested: Res, pod_count: int) -> bool:
+        req = self._request(state)
+        if pod_count + 1 > allocatable.allowed_pod_number:
+            return False
+        if req.milli_cpu > 0 and req.milli_cpu > allocatable.milli_cpu - requested.milli_cpu:
+            return False
+        if req.memory > 0 and req.memory > allocatable.memory - requested.memory:
+            return False
+        if (
+            req.ephemeral_storage > 0
+            and req.ephemeral_storage > allocatable.ephemeral_storage - requested.ephemeral_storage
+        ):
+            return False
+        for name, q in req.scalar.items():
+            if q and not _ignored(name, self.ignored, self.ignored_groups):
+                if q > allocatable.scalar.get(name, 0) - requested.scalar.get(name, 0):
+                    return False
+        return True
 
     def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
         req = self._request(state)
@@ -190,7 +231,7 @@ class Fit(PreFilterPlugin, VectorFilterPlugin, PreScorePlugin, VectorScorePlugin
             return None
         nodes = snapshot.nodes
         ignored, groups = self.ignored, self.ignored_groups
-        return FilterVerdicts(failed, lambda i: _status(fits_request(req, nodes[i], ignored, groups)))
+        return FilterVerdicts(failed, lambda i: insufficient_status(fits_request(req, nodes[i], ignored, groups)))
 
     # ------------------------------------------------------------ Score
 
