@@ -64,7 +64,11 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
     for i in range(shape.nodes):
         name = f"node-{i:03d}"
         node_names.append(name)
-        labels = {HOSTNAME: name, ZONE: f"zone-{i % shape.zones}", "disk": rng.choice(["ssd", "hdd"])}
+        labels = {
+            HOSTNAME: name,
+            ZONE: f"zone-{i % shape.zones}",
+            "disk": rng.choice(["ssd", "hdd"]),
+        }
         node: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Node",
@@ -94,7 +98,10 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
         docs.append(node)
 
     def pod(name: str, running: bool) -> dict[str, Any]:
-        container: dict[str, Any] = {"name": "c", "image": rng.choice(images) if images else "pause"}
+        container: dict[str, Any] = {
+            "name": "c",
+            "image": rng.choice(images) if images else "pause",
+        }
         req: dict[str, Any] = {}
         if rng.random() < 0.9:
             req["cpu"] = _quantity_cpu(rng)
@@ -134,9 +141,17 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
                         ]
                     }
                 }
-        doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+        doc: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
         if running:
-            doc["status"] = {"phase": "Running", "startTime": f"2025-01-01T00:{rng.randrange(60):02d}:00Z"}
+            doc["status"] = {
+                "phase": "Running",
+                "startTime": f"2025-01-01T00:{rng.randrange(60):02d}:00Z",
+            }
         return doc
 
     for i in range(shape.running_pods):
@@ -163,7 +178,10 @@ def basic_cluster(nodes: int, init_pods: int, pods: int, mode: str = "batch") ->
         "name": "pause",
         "image": "registry.k8s.io/pause:3.10.1",
         "ports": [{"containerPort": 80}],
-        "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}, "limits": {"cpu": "100m", "memory": "500Mi"}},
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "500Mi"},
+            "limits": {"cpu": "100m", "memory": "500Mi"},
+        },
     }
     for i in range(init_pods):
         docs.append(
@@ -176,7 +194,12 @@ def basic_cluster(nodes: int, init_pods: int, pods: int, mode: str = "batch") ->
         )
     for i in range(pods):
         docs.append(
-            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{i}"}, "spec": {"containers": [container]}}
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"pod-{i}"},
+                "spec": {"containers": [container]},
+            }
         )
     return docs
 
