@@ -206,9 +206,12 @@ class Fit(
         ):
             return False
         for name, q in req.scalar.items():
-            if q and not _ignored(name, self.ignored, self.ignored_groups):
-                if q > allocatable.scalar.get(name, 0) - requested.scalar.get(name, 0):
-                    return False
+            if (
+                q
+                and not _ignored(name, self.ignored, self.ignored_groups)
+                and q > allocatable.scalar.get(name, 0) - requested.scalar.get(name, 0)
+            ):
+                return False
         return True
 
     def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
