@@ -128,6 +128,31 @@ class ResourceSumsFilterPlugin(FilterPlugin):
         """filter_amounts(...) is None, without building the status (the hot question in dry runs)."""
         return self.filter_amounts(state, pod, allocatable, requested, pod_count) is None
 
+    def amounts_verdicts_all(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: Any
+    ) -> FilterVerdicts:
+        """filter_amounts for the snapshot nodes `idx` (by position k), each with `extra` (ExtraSums) added."""
+        from kubesched.framework.pod_sums import with_extra
+
+        def amounts(k: int) -> tuple[Any, Any, int]:
+            ni = snapshot.nodes[int(idx[k])]
+            used, count = with_extra(ni.requested, len(ni.pods), extra, k)
+            return ni.allocatable, used, count
+
+        failed = np.array([not self.amounts_fit(state, pod, *amounts(k)) for k in range(len(idx))], bool)
+
+        def status_of(k: int) -> Status:
+            st = self.filter_amounts(state, pod, *amounts(k))
+            return st if st is not None else Status.as_error(f"filter {self.name!r} gave different verdicts")
+
+        return FilterVerdicts(failed, status_of)
+
+    def amounts_fit_all(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: Any
+    ) -> np.ndarray:
+        """amounts_fit for the snapshot nodes `idx`, each with `extra` (an ExtraSums) added to its pods."""
+        return ~self.amounts_verdicts_all(state, pod, snapshot, idx, extra).failed
+
 
 def pods_matter_only_by_sums(plugins: Sequence[FilterPlugin], skip: frozenset[str]) -> bool:
     """True when every active filter either ignores the node's pods or only sums them."""

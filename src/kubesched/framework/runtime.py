@@ -49,6 +49,7 @@ from kubesched.framework.interface import (
     VectorScorePlugin,
     pods_matter_only_by_sums,
 )
+from kubesched.framework.pod_sums import FILTER_VERDICTS_KEY, ExtraSums, ge_priority_nominations
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
@@ -291,53 +292,36 @@ class Framework:
 
     # ------------------------------------------------------------ Filter, all nodes
 
-    def _nodes_with_ge_nominated(self, pod: PodInfo, snapshot: Snapshot) -> set[int]:
-        out: set[int] = set()
-        nominator = self.handle.nominator()
-        if nominator is None or not nominator.has_nominations():
-            return out
-        for node, uids in nominator.nominated_pods.items():
-            ni = snapshot.get(node)
-            if ni is None:
-                continue
-            for uid in uids:
-                pi = nominator.pods[uid]
-                if pi.priority >= pod.priority and uid != pod.uid:
-                    out.add(ni.index)
-                    break
-        return out
-
     def _count_nominated(
         self,
         state: CycleState,
         pod: PodInfo,
         snapshot: Snapshot,
         plugins: list[FilterPlugin],
-        special: set[int],
+        special: dict[int, list[PodInfo]],
         first_fail: np.ndarray | None,
-    ) -> tuple[np.ndarray, dict[int, Status]]:
+    ) -> tuple[np.ndarray, dict[int, Callable[[], Status]]]:
         """Re-judge nodes with nominated pods of equal or higher priority, those pods counted in the sums."""
         if first_fail is None:
             first_fail = np.full(snapshot.num_nodes, _NO_FAILURE, np.int32)
-        overrides: dict[int, Status] = {}
-        sums = [(pos, pl) for pos, pl in enumerate(plugins) if isinstance(pl, ResourceSumsFilterPlugin)]
-        for i in special:
-            ni = snapshot.nodes[i]
-            used = ni.requested.clone()
-            count = len(ni.pods)
-            for other in self.handle.nominated_pods_for_node(ni.name):
-                if other.priority >= pod.priority and other.uid != pod.uid:
-                    used.add(other.requests)
-                    count += 1
-            for pos, pl in sums:
-                if pos > first_fail[i]:
-                    break
-                st = pl.filter_amounts(state, pod, ni.allocatable, used, count)
-                if st is not None and st.code != Code.SUCCESS:
-                    st.plugin = pl.name
-                    first_fail[i] = pos
-                    overrides[i] = st
-                    break
+        idx = np.array(sorted(special), np.int64)
+        extra = ExtraSums(len(idx))
+        for k, i in enumerate(idx):
+            for other in special[int(i)]:
+                extra.add(k, other)
+        extra.freeze()
+        overrides: dict[int, Callable[[], Status]] = {}
+        for pos, pl in enumerate(plugins):
+            if not isinstance(pl, ResourceSumsFilterPlugin):
+                continue
+            live = first_fail[idx] >= pos
+            if not live.any():
+                break
+            verdicts = pl.amounts_verdicts_all(state, pod, snapshot, idx, extra)
+            for k in np.flatnonzero(live & verdicts.failed):
+                i = int(idx[k])
+                first_fail[i] = pos
+                overrides[i] = _status_at(verdicts, int(k), pl.name)
         return first_fail, overrides
 
     def find_feasible(
@@ -355,6 +339,8 @@ class Framework:
         verdicts: dict[int, FilterVerdicts] = {}
         per_node: list[int] = []
         vector = self.use_vector_paths
+        stash: dict[str, np.ndarray] = {}
+        state.write(FILTER_VERDICTS_KEY, stash)
         for pos, pl in enumerate(plugins):
             if vector and isinstance(pl, VectorFilterPlugin):
                 try:
@@ -364,6 +350,7 @@ class Framework:
                 if v is None:
                     continue
                 verdicts[pos] = v
+                stash[pl.name] = v.failed
                 if first_fail is None:
                     first_fail = np.full(n_all, _NO_FAILURE, np.int32)
                 first_fail[v.failed & (first_fail == _NO_FAILURE)] = pos
@@ -377,7 +364,12 @@ class Framework:
             s.plugin = plugins[pos].name
             return s
 
-        special = self._nodes_with_ge_nominated(pod, snapshot)
+        node_map = snapshot.node_map
+        special = {
+            node_map[name].index: pods
+            for name, pods in ge_priority_nominations(self.handle.nominator(), pod).items()
+            if name in node_map
+        }
         if special and not per_node and vector and pods_matter_only_by_sums(self.filter_plugins, skip):
             # Nominated pods only add to the sums the resource filters read: count them in without
             # cloning NodeInfos (the second, pod-less pass can only pass when the first one did).
@@ -386,10 +378,10 @@ class Framework:
                 base_status = vector_status
 
                 def vector_status(i: int) -> Status:
-                    s = overrides.get(i)
-                    return s if s is not None else base_status(i)
+                    make = overrides.get(i)
+                    return make() if make is not None else base_status(i)
 
-            special = set()
+            special = {}
         if not per_node and not special:
             if first_fail is None:
                 feasible = order[:num_to_find]
@@ -636,6 +628,15 @@ class Framework:
             # PostBind is informational: a raising plugin changes nothing.
             with contextlib.suppress(Exception):
                 pl.post_bind(state, pod, node)
+
+
+def _status_at(verdicts: FilterVerdicts, k: int, plugin: str) -> Callable[[], Status]:
+    def make() -> Status:
+        st = verdicts.status(k)
+        st.plugin = plugin
+        return st
+
+    return make
 
 
 def _error_outcome(status: Status) -> FilterOutcome:

@@ -275,6 +275,7 @@ class NodeInfo:
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
+        "priority_sums",
         "pvc_ref_counts",
         "requested",
         "used_ports",
@@ -292,6 +293,8 @@ class NodeInfo:
         self.allocatable = Resource()
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
+        # Pod priority -> [summed requests, pod count]: what preemption may take away at a glance.
+        self.priority_sums: dict[int, list[Any]] = {}
         self.generation = next_generation()
         self.index = -1
         if node is not None:
@@ -327,6 +330,13 @@ class NodeInfo:
 
     def _update(self, pi: PodInfo, sign: int) -> None:
         self.requested.add(pi.requests, sign)
+        ps = self.priority_sums.get(pi.priority)
+        if ps is None:
+            ps = self.priority_sums[pi.priority] = [Resource(), 0]
+        ps[0].add(pi.requests, sign)
+        ps[1] += sign
+        if ps[1] == 0:
+            del self.priority_sums[pi.priority]
         self.non_zero_requested.milli_cpu += sign * pi.non0_cpu
         self.non_zero_requested.memory += sign * pi.non0_mem
         ports = self.used_ports
@@ -346,6 +356,16 @@ class NodeInfo:
                     self.pvc_ref_counts.pop(key, None)
         self.generation = next_generation()
 
+    def lower_priority_sums(self, priority: int) -> tuple[Resource, int]:
+        """Summed requests and number of this node's pods with priority below `priority`."""
+        total = Resource()
+        count = 0
+        for p, (r, n) in self.priority_sums.items():
+            if p < priority:
+                total.add(r)
+                count += n
+        return total, count
+
     def clone(self) -> NodeInfo:
         """A copy whose pod lists and sums can change without touching this one."""
         c = NodeInfo.__new__(NodeInfo)
@@ -360,6 +380,7 @@ class NodeInfo:
         c.allocatable = self.allocatable.clone()
         c.image_states = self.image_states
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.priority_sums = {p: [r.clone(), n] for p, (r, n) in self.priority_sums.items()}
         c.generation = self.generation
         c.index = self.index
         return c

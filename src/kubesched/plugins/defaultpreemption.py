@@ -9,8 +9,10 @@ while it still fits).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 from kubesched.api.labels import SelectorError, label_selector
 from kubesched.api.scheduling import PodDisruptionBudget
@@ -27,6 +29,7 @@ from kubesched.framework.interface import (
     ResourceSumsFilterPlugin,
     pods_matter_only_by_sums,
 )
+from kubesched.framework.pod_sums import FILTER_VERDICTS_KEY, ExtraSums, ge_priority_nominations
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
@@ -146,12 +149,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[PodInfo], int, Status | None]:
-        cached = self._plan_cache
-        if cached is not None and cached[0] is state:
-            plan = cached[1]
-        else:
-            plan = self._arithmetic_plan(state)
-            self._plan_cache = (state, plan)
+        plan = self._plan(state)
         if plan is not None:
             return self._select_by_arithmetic(plan, state, pod, node_info, pdbs)
         return self._select_by_filters(state, pod, node_info, pdbs)
@@ -171,6 +169,61 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
             return None
         plan = [pl for pl in fw.filter_plugins if pl.name not in skip]
         return plan if any(isinstance(pl, ResourceSumsFilterPlugin) for pl in plan) else None
+
+    def select_victims_batch(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget]
+    ) -> Iterator[tuple[list[PodInfo], int, Status | Callable[[], Status] | None]] | None:
+        """SelectVictimsOnNode for many nodes, in order, lazily; None when the filters forbid arithmetic.
+
+        Whether the pod fits once every lower-priority pod is gone is asked of all nodes at once;
+        only the nodes where it does are then worked out one by one. A failing node's status is
+        returned as a function, built only if somebody reads it.
+        """
+        plan = self._plan(state)
+        if plan is None:
+            return None
+        sums = [pl for pl in plan if isinstance(pl, ResourceSumsFilterPlugin)]
+        others = [pl for pl in plan if not isinstance(pl, ResourceSumsFilterPlugin)]
+        snapshot = self.handle.snapshot()
+        stash: dict[str, np.ndarray] = state.get(FILTER_VERDICTS_KEY) or {}
+        idx = np.array([ni.index for ni in nodes], np.int64)
+        extra = ExtraSums(len(nodes))
+        nominations = ge_priority_nominations(self.handle.nominator(), pod)
+        has_victims = np.zeros(len(nodes), bool)
+        for k, ni in enumerate(nodes):
+            removed, n = ni.lower_priority_sums(pod.priority)
+            if n:
+                has_victims[k] = True
+                extra.add_sums(k, removed, n, -1)
+            for other in nominations.get(ni.name, ()):
+                extra.add(k, other)
+        extra.freeze()
+        ok = np.ones(len(nodes), bool)
+        for pl in sums:
+            ok &= pl.amounts_fit_all(state, pod, snapshot, idx, extra)
+        for pl in others:
+            failed = stash.get(pl.name)
+            if failed is not None:
+                ok &= ~failed[idx]
+
+        def results() -> Iterator[tuple[list[PodInfo], int, Status | Callable[[], Status] | None]]:
+            for k, ni in enumerate(nodes):
+                if not has_victims[k]:
+                    yield [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+                elif not ok[k] or any(pl.name not in stash and pl.filter(state, pod, ni) is not None for pl in others):
+                    yield [], 0, (lambda ni=ni: self._select_by_arithmetic(plan, state, pod, ni, pdbs)[2])  # type: ignore[misc]
+                else:
+                    yield self._select_by_arithmetic(plan, state, pod, ni, pdbs)
+
+        return results()
+
+    def _plan(self, state: CycleState) -> list[FilterPlugin] | None:
+        cached = self._plan_cache
+        if cached is not None and cached[0] is state:
+            return cached[1]
+        plan = self._arithmetic_plan(state)
+        self._plan_cache = (state, plan)
+        return plan
 
     def _select_by_arithmetic(
         self,

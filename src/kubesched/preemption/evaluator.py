@@ -158,23 +158,34 @@ class Evaluator:
     ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
-        statuses = NodeToStatus()
+        failures: list[tuple[str, Status | Callable[[], Status]]] = []
         errors: list[str] = []
         n = len(potential)
-        for i in range(n):
-            node_copy = potential[(offset + i) % n]
-            pods, violations, status = self.iface.select_victims_on_node(state, pod, node_copy, pdbs)
-            if status is None or status.code == Code.SUCCESS:
+        ordered = [potential[(offset + i) % n] for i in range(n)]
+        batch = getattr(self.iface, "select_victims_batch", None)
+        results = batch(state, pod, ordered, pdbs) if batch is not None else None
+        if results is None:
+            results = (self.iface.select_victims_on_node(state, pod, ni, pdbs) for ni in ordered)
+        for ni, (pods, violations, status) in zip(ordered, results, strict=False):
+            if status is None or (isinstance(status, Status) and status.code == Code.SUCCESS):
                 if pods:
-                    c = Candidate(node_copy.name, Victims(pods, violations))
+                    c = Candidate(ni.name, Victims(pods, violations))
                     (non_violating if violations == 0 else violating).append(c)
                     if non_violating and len(non_violating) + len(violating) >= num_candidates:
                         break
                     continue
-                status = Status.as_error(f'expected at least one victim pod on node "{node_copy.name}"')
-            if status.code == Code.ERROR:
+                status = Status.as_error(f'expected at least one victim pod on node "{ni.name}"')
+            if isinstance(status, Status) and status.code == Code.ERROR:
                 errors.append(status.message())
-            statuses.set(node_copy.name, status)
+            failures.append((ni.name, status))
+        statuses = NodeToStatus()
+        if not non_violating and not violating:
+            # Only read when nothing can be preempted: build the failures' statuses now.
+            for name, st in failures:
+                st = st if isinstance(st, Status) else st()
+                if st.code == Code.ERROR:
+                    errors.append(st.message())
+                statuses.set(name, st)
         return non_violating[:num_candidates] + violating[:num_candidates], statuses, errors
 
     def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:

@@ -28,6 +28,7 @@ from kubesched.framework.interface import (
     VectorFilterPlugin,
     VectorScorePlugin,
 )
+from kubesched.framework.pod_sums import ExtraSums
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -214,27 +215,83 @@ class Fit(
                 return False
         return True
 
-    def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
+    def _columns_verdicts(
+        self, state: CycleState, snapshot: Snapshot, idx: np.ndarray | None, extra: ExtraSums | None
+    ) -> FilterVerdicts:
+        """fitsRequest over many nodes at once. Statuses come from a table keyed by which resources
+        fail and which are unresolvable, so nodes failing alike share one Status."""
         req = self._request(state)
         c = snapshot.columns
-        failed = c.pod_count + 1 > c.alloc_pods
+
+        def col(a: np.ndarray) -> np.ndarray:
+            return a if idx is None else a[idx]
+
+        def plus(a: np.ndarray, more: np.ndarray | None) -> np.ndarray:
+            return a if more is None else a + more
+
+        count = plus(col(c.pod_count), extra.pods if extra is not None else None)
+        failed = count + 1 > col(c.alloc_pods)
+        key = failed.astype(np.int64)
+        labels: list[str] = [TOO_MANY_PODS]
         if not req.is_zero():
+            checks: list[tuple[str, int, np.ndarray, np.ndarray]] = []
             if req.milli_cpu > 0:
-                failed = failed | (req.milli_cpu > c.alloc_cpu - c.req_cpu)
+                checks.append(("cpu", req.milli_cpu, col(c.alloc_cpu), plus(col(c.req_cpu), extra and extra.cpu)))
             if req.memory > 0:
-                failed = failed | (req.memory > c.alloc_mem - c.req_mem)
+                checks.append(("memory", req.memory, col(c.alloc_mem), plus(col(c.req_mem), extra and extra.mem)))
             if req.ephemeral_storage > 0:
-                failed = failed | (req.ephemeral_storage > c.alloc_eph - c.req_eph)
-            for name, q in req.scalar.items():
+                checks.append(
+                    (
+                        "ephemeral-storage",
+                        req.ephemeral_storage,
+                        col(c.alloc_eph),
+                        plus(col(c.req_eph), extra and extra.eph),
+                    ),
+                )
+            for name in sorted(req.scalar):
+                q = req.scalar[name]
                 if q == 0 or _ignored(name, self.ignored, self.ignored_groups):
                     continue
                 alloc, used, _present = snapshot.scalar_columns(name)
-                failed = failed | (q > alloc - used)
-        if not failed.any():
-            return None
-        nodes = snapshot.nodes
-        ignored, groups = self.ignored, self.ignored_groups
-        return FilterVerdicts(failed, lambda i: insufficient_status(fits_request(req, nodes[i], ignored, groups)))
+                more = extra.scalar.get(name) if extra is not None else None
+                checks.append((name, q, col(alloc), plus(col(used), more)))
+            for j, (name, q, alloc, used) in enumerate(checks[:30]):
+                fail = q > alloc - used
+                failed = failed | fail
+                key |= (fail.astype(np.int64) << (2 * j + 1)) | ((fail & (q > alloc)).astype(np.int64) << (2 * j + 2))
+                labels.append(f"Insufficient {name}")
+        table: dict[int, Status] = {}
+
+        def status_of(i: int) -> Status:
+            k = int(key[i])
+            st = table.get(k)
+            if st is None:
+                reasons = [labels[0]] if k & 1 else []
+                unresolvable = False
+                for j in range(1, len(labels)):
+                    if k >> (2 * j - 1) & 1:
+                        reasons.append(labels[j])
+                        unresolvable |= bool(k >> (2 * j) & 1)
+                st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
+                st.plugin = self.name
+                table[k] = st
+            return st
+
+        return FilterVerdicts(failed, status_of)
+
+    def amounts_verdicts_all(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: ExtraSums
+    ) -> FilterVerdicts:
+        return self._columns_verdicts(state, snapshot, idx, extra)
+
+    def amounts_fit_all(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: ExtraSums
+    ) -> np.ndarray:
+        return ~self._columns_verdicts(state, snapshot, idx, extra).failed
+
+    def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
+        v = self._columns_verdicts(state, snapshot, None, None)
+        return v if v.failed.any() else None
 
     # ------------------------------------------------------------ Score
 
