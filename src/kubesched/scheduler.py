@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,7 @@ from kubesched.framework.profile import build_frameworks
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import NodeSubset, Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.metrics import Metrics
 from kubesched.plugins.registry import Registry
 from kubesched.queue.nominator import CLEAR_NOMINATED_NODE, MODE_OVERRIDE, NominatingInfo
@@ -151,7 +151,15 @@ class Scheduler:
         self.rng = random.Random(seed)
         self.cache = Cache()
         self.snapshot = Snapshot()
-        self.extenders = extenders or []
+        if extenders is None:
+            from kubesched.extender.build import build_extenders
+
+            # Before the frameworks: it may set NodeResourcesFit's ignoredResources (buildExtenders).
+            extenders = build_extenders(config)
+        self.extenders = list(extenders)
+        # Set by the extender filter when an extender without node cache replaced the feasible
+        # nodes by fresh, pod-less NodeInfos: scoring must see those (upstream scores what Filter returned).
+        self._extender_nodes: list[NodeInfo] | None = None
         self.metrics = Metrics()
         self.next_start_node_index = 0
         self._after_cycle: list[Callable[[], None]] = []
@@ -562,14 +570,18 @@ class Scheduler:
             self.next_start_node_index = (self.next_start_node_index + processed) % total
 
     def _find_nodes_that_pass_extenders(self, pod: PodInfo, feasible: np.ndarray, diagnosis: Diagnosis) -> np.ndarray:
+        self._extender_nodes = None
         if not self.extenders or len(feasible) == 0:
             return feasible
         from kubesched.extender.runner import ExtenderError, filter_with_extenders
 
         try:
-            return filter_with_extenders(self.extenders, pod, feasible, self.snapshot, diagnosis.node_to_status)
+            res = filter_with_extenders(self.extenders, pod, feasible, self.snapshot, diagnosis.node_to_status)
         except ExtenderError as err:
             raise _Error(Status.as_error(err)) from None
+        if res.replaced:
+            self._extender_nodes = res.nodes
+        return res.feasible
 
     def prioritize_nodes(
         self, fw: Framework, state: CycleState, pod: PodInfo, feasible: np.ndarray
@@ -577,11 +589,18 @@ class Scheduler:
         snap = self.snapshot
         if not self.extenders and not fw.has_score_plugins():
             return np.ones(len(feasible), np.int64), {}
-        nodes = NodeSubset(snap.nodes, feasible)
+        idx = feasible
+        nodes: Sequence[NodeInfo] = NodeSubset(snap.nodes, feasible)
+        if self._extender_nodes is not None:
+            # An extender answered with Node objects: score its fresh, pod-less NodeInfos, in a snapshot of their own.
+            nodes = self._extender_nodes
+            snap = Snapshot()
+            snap.rebuild(list(nodes))
+            idx = np.arange(len(nodes), dtype=np.int64)
         s = fw.run_pre_score_plugins(state, pod, nodes)
         if s is not None:
             raise _Error(s)
-        totals, per_plugin, s = fw.run_score_plugins(state, pod, snap, feasible)
+        totals, per_plugin, s = fw.run_score_plugins(state, pod, snap, idx)
         if s is not None or totals is None:
             raise _Error(s or Status.as_error("score failed"))
         if self.extenders:
@@ -641,13 +660,16 @@ class Scheduler:
         bound = False
         s = None
         for ext in self.extenders:
-            if ext.is_binder() and ext.is_interested(pod):
-                bound = True
-                try:
-                    ext.bind(pod, host)
-                except Exception as err:  # noqa: BLE001 - the extender's failure is the binding's failure
-                    s = Status.as_error(err)
-                break
+            if not ext.is_binder() or not ext.is_interested(pod):
+                continue
+            try:
+                ext.bind(pod, host)
+            except Exception as err:  # noqa: BLE001 - the extender's failure is the binding's failure
+                if ext.is_ignorable():
+                    continue  # upstream: an ignorable binder's error hands the pod to the next binder
+                s = Status.as_error(err)
+            bound = True
+            break
         if not bound:
             s = fw.run_bind_plugins(state, pod, host)
         self.cache.finish_binding(pod, self.now())
