@@ -54,11 +54,24 @@ class Requirement:
 class Selector:
     """A conjunction of requirements. `Selector.nothing()` matches no object."""
 
-    __slots__ = ("_nothing", "requirements")
+    __slots__ = ("_hash", "_nothing", "requirements")
 
     def __init__(self, requirements: tuple[Requirement, ...] = (), nothing: bool = False) -> None:
         self.requirements = requirements
         self._nothing = nothing
+        self._hash: int | None = None
+
+    # Equal selectors (by value) share the snapshot's per-selector pod counts.
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Selector):
+            return NotImplemented
+        return self._nothing == other._nothing and self.requirements == other.requirements
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.requirements, self._nothing))
+        return h
 
     @classmethod
     def nothing(cls) -> Selector:

@@ -64,6 +64,17 @@ class Handle:
     def snapshot(self) -> Snapshot:
         return self._snapshot()
 
+    def whole_snapshot(self, nodes: object) -> Snapshot | None:
+        """The snapshot, when `nodes` is its whole node list and the profile runs its whole-snapshot paths.
+
+        PreFilter and PreScore then read the snapshot's indexes instead of walking every pod.
+        """
+        fw = self.framework
+        if fw is not None and not fw.use_vector_paths:
+            return None
+        snap = self._snapshot()
+        return snap if nodes is snap.nodes else None
+
     def lister(self, kind: str) -> Lister:
         return self._lister(kind)
 

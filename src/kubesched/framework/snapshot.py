@@ -11,12 +11,17 @@ Columns are int64 arrays indexed by a node's position in `nodes` (its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 import numpy as np
 
+from kubesched.framework.pod_index import CountIndex, KeyIndex
 from kubesched.framework.types import NodeInfo
+
+# Pod indexes kept at once (least recently used dropped): each holds an int64 per node.
+MAX_POD_INDEXES = 128
 
 T = TypeVar("T")
 
@@ -32,6 +37,11 @@ class NodeSubset(Sequence[NodeInfo]):
 
     def __len__(self) -> int:
         return len(self._idx)
+
+    @property
+    def indices(self) -> np.ndarray:
+        """The snapshot indices of the subset's nodes (read-only)."""
+        return self._idx
 
     def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
         if isinstance(i, slice):
@@ -117,7 +127,9 @@ class Snapshot:
         self.nodes: list[NodeInfo] = []
         self.node_map: dict[str, NodeInfo] = {}
         self.columns = NodeColumns(0)
-        self._row_generation: list[int] = []
+        # Each row's NodeInfo generation as of the last refresh: the pod indexes sync against it.
+        self.row_gen = np.zeros(0, np.int64)
+        self._pod_indexes: OrderedDict[Hashable, CountIndex | KeyIndex] = OrderedDict()
         # Bumped when the node list or any Node object changes (labels, taints, allocatable, images).
         self.node_generation = 0
         # Bumped whenever anything changes.
@@ -202,6 +214,32 @@ class Snapshot:
             ),
         )
 
+    def pod_counts(self, key: Hashable, count: Callable[[NodeInfo], int]) -> np.ndarray:
+        """Per node, `count(node_info)`, recomputed only on rows that changed; `key` names the predicate.
+
+        The array is the index's own: read it, do not write it.
+        """
+        index = self._pod_index(key, lambda: CountIndex(self.num_nodes, count))
+        return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
+
+    def key_counts(
+        self, key: Hashable, extract: Callable[[NodeInfo], Iterable[Hashable]]
+    ) -> dict[Hashable, np.ndarray]:
+        """Per key that `extract` yields for some node, how many times each node yields it."""
+        index = self._pod_index(key, lambda: KeyIndex(self.num_nodes, extract))
+        return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
+
+    def _pod_index(self, key: Hashable, build: Callable[[], CountIndex | KeyIndex]) -> CountIndex | KeyIndex:
+        indexes = self._pod_indexes
+        index = indexes.get(key)
+        if index is None:
+            index = indexes[key] = build()
+            if len(indexes) > MAX_POD_INDEXES:
+                indexes.popitem(last=False)
+        else:
+            indexes.move_to_end(key)
+        return index
+
     def node_names(self) -> np.ndarray:
         return self.node_cache("names", lambda: np.array([ni.name for ni in self.nodes], dtype=object))
 
@@ -218,7 +256,8 @@ class Snapshot:
             ni.index = i
             self.columns.write_row(i, ni, ordered)
             self._track_affinity(i, ni)
-        self._row_generation = [ni.generation for ni in ordered]
+        self.row_gen = np.array([ni.generation for ni in ordered], np.int64)
+        self._pod_indexes = OrderedDict()
         self.node_generation += 1
         self._affinity_lists = None
         self._invalidate()
@@ -226,7 +265,7 @@ class Snapshot:
     def refresh(self, changed: Iterable[NodeInfo], node_objects_changed: bool) -> None:
         """Rewrite the rows of NodeInfos that changed since the last refresh."""
         cols = self.columns
-        gens = self._row_generation
+        gens = self.row_gen
         any_change = False
         for ni in changed:
             i = ni.index

@@ -70,6 +70,15 @@ def _taint_groups(snapshot: Snapshot) -> list[tuple[tuple[Taint, ...], np.ndarra
     return snapshot.node_cache("taint-groups", build)
 
 
+def tolerated_mask(snapshot: Snapshot, tolerations: Sequence[Toleration]) -> np.ndarray:
+    """Per node: the pod tolerates all its NoSchedule/NoExecute taints (one check per distinct taint list)."""
+    ok = np.ones(snapshot.num_nodes, bool)
+    for taints, ix in _taint_groups(snapshot):
+        if find_untolerated_taint(taints, tolerations) is not None:
+            ok[ix] = False
+    return ok
+
+
 class _PreScoreState:
     __slots__ = ("tolerations",)
 

@@ -46,6 +46,20 @@ class Domains:
         # ids == -1 reads the last slot, which holds `default`.
         return table[self.ids]
 
+    def sums(self, members: np.ndarray, per_node: np.ndarray) -> dict[str, int]:
+        """{value: sum of per_node over member nodes with that value}, for every value some member has.
+
+        Values come in the order of their first member node, as a walk over the nodes would add them.
+        """
+        ids = self.ids[members & self.present]
+        if not len(ids):
+            return {}
+        weights = per_node[members & self.present]
+        totals = np.bincount(ids, weights=weights, minlength=len(self.values)).astype(np.int64)
+        uniq, first = np.unique(ids, return_index=True)
+        values = self.values
+        return {values[d]: int(totals[d]) for d in uniq[np.argsort(first, kind="stable")].tolist()}
+
 
 def domains(snapshot: Snapshot, key: str) -> Domains:
     """The domains of label `key` over the snapshot's nodes (cached until a Node object changes)."""
@@ -69,6 +83,13 @@ def domains(snapshot: Snapshot, key: str) -> Domains:
         return Domains(ids, values)
 
     return snapshot.node_cache(("topology-domains", key), build)
+
+
+def has_node_mask(snapshot: Snapshot) -> np.ndarray:
+    """Per node: its NodeInfo has a Node object."""
+    return snapshot.node_cache(
+        "has-node", lambda: np.fromiter((ni.node is not None for ni in snapshot.nodes), bool, snapshot.num_nodes)
+    )
 
 
 # ---------------------------------------------------------------- Go float arithmetic

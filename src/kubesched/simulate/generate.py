@@ -33,6 +33,9 @@ class Shape:
     priorities: tuple[int, ...] = (0,)
     images: int = 4
     mode: str = "sequential"
+    # Pending pods with inter-pod (anti-)affinity terms, and with topology spread constraints.
+    pod_affinity_fraction: float = 0.25
+    spread_fraction: float = 0.25
 
 
 def _quantity_cpu(rng: random.Random) -> str:
@@ -43,11 +46,79 @@ def _quantity_mem(rng: random.Random) -> str:
     return rng.choice(["128Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"])
 
 
+APPS = ("web", "db", "cache")
+NAMESPACES = ("default", "team")
+
+
+def _app_selector(rng: random.Random) -> dict[str, Any]:
+    if rng.random() < 0.7:
+        return {"matchLabels": {"app": rng.choice(APPS)}}
+    return {"matchExpressions": [{"key": "app", "operator": "In", "values": rng.sample(APPS, 2)}]}
+
+
+def _pod_affinity_term(rng: random.Random) -> dict[str, Any]:
+    term: dict[str, Any] = {"labelSelector": _app_selector(rng), "topologyKey": rng.choice([HOSTNAME, ZONE])}
+    r = rng.random()
+    if r < 0.2:
+        term["namespaces"] = list(NAMESPACES)
+    elif r < 0.3:
+        term["namespaceSelector"] = {"matchLabels": {"team": "yes"}}
+    return term
+
+
+def _pod_affinity(rng: random.Random) -> dict[str, Any]:
+    """Required and preferred, affinity and anti-affinity, in random combinations."""
+    out: dict[str, Any] = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < 0.5:
+            continue
+        spec: dict[str, Any] = {}
+        if rng.random() < 0.5:
+            spec["requiredDuringSchedulingIgnoredDuringExecution"] = [_pod_affinity_term(rng)]
+        if rng.random() < 0.6:
+            spec["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.choice([1, 10, 100]), "podAffinityTerm": _pod_affinity_term(rng)}
+                for _ in range(rng.choice([1, 2]))
+            ]
+        if spec:
+            out[kind] = spec
+    return out
+
+
+def _spread_constraints(rng: random.Random, app: str) -> list[dict[str, Any]]:
+    out = []
+    for key in rng.sample([ZONE, HOSTNAME], rng.choice([1, 2])):
+        c: dict[str, Any] = {
+            "maxSkew": rng.choice([1, 2]),
+            "topologyKey": key,
+            "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+            "labelSelector": {"matchLabels": {"app": app}},
+        }
+        if rng.random() < 0.2:
+            c["minDomains"] = rng.choice([2, 5])
+            c["whenUnsatisfiable"] = "DoNotSchedule"
+        if rng.random() < 0.2:
+            c["nodeTaintsPolicy"] = "Honor"
+        if rng.random() < 0.2:
+            c["nodeAffinityPolicy"] = "Ignore"
+        out.append(c)
+    return out
+
+
 def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
-    """A cluster exercising the core plugins: resources, taints, selectors, ports, images, priorities."""
+    """A cluster exercising the default plugins: resources, taints, selectors, ports, images, priorities,
+    inter-pod affinity and topology spread (own constraints, and the system defaults through a Service)."""
     rng = random.Random(seed)
     docs: list[dict[str, Any]] = [
-        {"kind": "Scenario", "description": f"random cluster seed={seed}", "mode": shape.mode}
+        {"kind": "Scenario", "description": f"random cluster seed={seed}", "mode": shape.mode},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "labels": {"team": "yes"}}},
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"selector": {"app": "web"}},
+        },
     ]
     for p in sorted(set(shape.priorities)):
         if p:
@@ -112,6 +183,12 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
         if rng.random() < shape.port_fraction:
             container["ports"] = [{"containerPort": 80, "hostPort": rng.choice([8080, 8081])}]
         spec: dict[str, Any] = {"containers": [container]}
+        app = rng.choice(APPS)
+        affinity: dict[str, Any] = {}
+        if rng.random() < shape.pod_affinity_fraction:
+            affinity.update(_pod_affinity(rng))
+        if rng.random() < shape.spread_fraction:
+            spec["topologySpreadConstraints"] = _spread_constraints(rng, app)
         prio = rng.choice(shape.priorities)
         if prio:
             spec["priorityClassName"] = f"p{prio}"
@@ -123,28 +200,28 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
             if rng.random() < 0.3:
                 spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
             if rng.random() < 0.2:
-                spec["affinity"] = {
-                    "nodeAffinity": {
-                        "preferredDuringSchedulingIgnoredDuringExecution": [
-                            {
-                                "weight": rng.choice([1, 5, 50]),
-                                "preference": {
-                                    "matchExpressions": [
-                                        {
-                                            "key": ZONE,
-                                            "operator": "In",
-                                            "values": [f"zone-{rng.randrange(shape.zones)}"],
-                                        }
-                                    ]
-                                },
-                            }
-                        ]
-                    }
+                affinity["nodeAffinity"] = {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": rng.choice([1, 5, 50]),
+                            "preference": {
+                                "matchExpressions": [
+                                    {
+                                        "key": ZONE,
+                                        "operator": "In",
+                                        "values": [f"zone-{rng.randrange(shape.zones)}"],
+                                    }
+                                ]
+                            },
+                        }
+                    ]
                 }
+        if affinity:
+            spec["affinity"] = affinity
         doc: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": name},
+            "metadata": {"name": name, "namespace": rng.choice(NAMESPACES), "labels": {"app": app}},
             "spec": spec,
         }
         if running:

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.status import Code, Status
-from kubesched.plugins.interpodaffinity.terms import AffinityTerm, pod_affinity_terms, pod_matches_all_terms
+from kubesched.plugins.interpodaffinity.terms import (
+    AffinityTerm,
+    matching_pod_counts,
+    pod_affinity_terms,
+    pod_matches_all_terms,
+    required_anti_affinity_terms_index,
+)
 from kubesched.plugins.topology import domains
 
 if TYPE_CHECKING:
@@ -72,13 +78,57 @@ def update_with_anti_affinity_terms(
             _update(counts, node, t.topology_key, value)
 
 
+class DomainCounts:
+    """Topology counts as per-node arrays, one per topology key, until a `TopologyCounts` dict is needed.
+
+    Built from the snapshot's pod indexes, they let Filter judge every node with
+    a few array operations; the dict (for the per-node reference path, AddPod
+    and RemovePod) is materialized only when asked for.
+    """
+
+    __slots__ = ("_per_key", "_snapshot")
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._per_key: dict[str, np.ndarray] = {}
+
+    def add(self, key: str, per_node: np.ndarray) -> None:
+        acc = self._per_key.get(key)
+        self._per_key[key] = per_node.copy() if acc is None else acc + per_node
+
+    def node_totals(self, key: str) -> np.ndarray:
+        """Per node: the count of its domain of `key` (0 where the node lacks the label)."""
+        d = domains(self._snapshot, key)
+        acc = self._per_key.get(key)
+        if acc is None:
+            return np.zeros(len(d.ids), np.int64)
+        totals = np.bincount(d.ids[d.present], weights=acc[d.present], minlength=len(d.values) + 1)
+        totals[-1] = 0  # the slot read by nodes without the label
+        return totals.astype(np.int64)[d.ids]
+
+    def nonzero_keys(self) -> list[str]:
+        return [k for k, acc in self._per_key.items() if (acc[domains(self._snapshot, k).present] != 0).any()]
+
+    def to_dict(self) -> TopologyCounts:
+        counts: TopologyCounts = {}
+        for key, acc in self._per_key.items():
+            d = domains(self._snapshot, key)
+            for v, n in d.sums(acc != 0, acc).items():
+                if n:
+                    counts[(key, v)] = n
+        return counts
+
+
 class PreFilterState:
-    """What Filter needs: the incoming pod's merged required terms and the three count maps."""
+    """What Filter needs: the incoming pod's merged required terms and the three count maps.
+
+    Each map is a TopologyCounts dict or, from the whole-snapshot PreFilter, a
+    DomainCounts turned into a dict on first access to the attribute.
+    """
 
     __slots__ = (
-        "affinity_counts",
-        "anti_affinity_counts",
-        "existing_anti_affinity_counts",
+        "_counts",
+        "_lazy",
         "namespace_labels",
         "pod",
         "required_affinity",
@@ -91,46 +141,69 @@ class PreFilterState:
         required_affinity: tuple[AffinityTerm, ...],
         required_anti_affinity: tuple[AffinityTerm, ...],
         namespace_labels: Mapping[str, str],
-        existing_anti_affinity_counts: TopologyCounts,
-        affinity_counts: TopologyCounts,
-        anti_affinity_counts: TopologyCounts,
+        existing_anti_affinity_counts: TopologyCounts | DomainCounts,
+        affinity_counts: TopologyCounts | DomainCounts,
+        anti_affinity_counts: TopologyCounts | DomainCounts,
     ) -> None:
         self.pod = pod
         self.required_affinity = required_affinity
         self.required_anti_affinity = required_anti_affinity
         self.namespace_labels = namespace_labels
-        self.existing_anti_affinity_counts = existing_anti_affinity_counts
-        self.affinity_counts = affinity_counts
-        self.anti_affinity_counts = anti_affinity_counts
+        given = (existing_anti_affinity_counts, affinity_counts, anti_affinity_counts)
+        self._counts: list[TopologyCounts | None] = [c if isinstance(c, dict) else None for c in given]
+        self._lazy: list[DomainCounts | None] = [c if isinstance(c, DomainCounts) else None for c in given]
+
+    def _get(self, i: int) -> TopologyCounts:
+        c = self._counts[i]
+        if c is None:
+            lazy = self._lazy[i]
+            c = self._counts[i] = lazy.to_dict() if lazy is not None else {}
+        return c
+
+    @property
+    def existing_anti_affinity_counts(self) -> TopologyCounts:
+        return self._get(0)
+
+    @property
+    def affinity_counts(self) -> TopologyCounts:
+        return self._get(1)
+
+    @property
+    def anti_affinity_counts(self) -> TopologyCounts:
+        return self._get(2)
+
+    def domain_counts(self, i: int) -> DomainCounts | None:
+        """The arrays behind map i (0 existing anti-affinity, 1 affinity, 2 anti-affinity), while unchanged."""
+        return self._lazy[i]
 
     def clone(self) -> PreFilterState:
-        return PreFilterState(
-            self.pod,
-            self.required_affinity,
-            self.required_anti_affinity,
-            self.namespace_labels,
-            dict(self.existing_anti_affinity_counts),
-            dict(self.affinity_counts),
-            dict(self.anti_affinity_counts),
-        )
+        c = PreFilterState.__new__(PreFilterState)
+        c.pod = self.pod
+        c.required_affinity = self.required_affinity
+        c.required_anti_affinity = self.required_anti_affinity
+        c.namespace_labels = self.namespace_labels
+        c._counts = [dict(m) if m is not None else None for m in self._counts]
+        c._lazy = list(self._lazy)
+        return c
 
     def update_with_pod(self, pi: PodInfo, node: Node | None, multiplier: int) -> None:
         """AddPod / RemovePod: account for one more (or one less) pod on `node`."""
         if node is None:
             return
+        existing, affinity, anti = (self._get(i) for i in range(3))
+        self._lazy = [None, None, None]
         other = pod_affinity_terms(pi)
         update_with_anti_affinity_terms(
-            self.existing_anti_affinity_counts,
-            other.required_anti_affinity,
-            self.pod,
-            self.namespace_labels,
-            node,
-            multiplier,
+            existing, other.required_anti_affinity, self.pod, self.namespace_labels, node, multiplier
         )
-        update_with_affinity_terms(self.affinity_counts, self.required_affinity, pi.pod, node, multiplier)
-        update_with_anti_affinity_terms(
-            self.anti_affinity_counts, self.required_anti_affinity, pi.pod, None, node, multiplier
-        )
+        update_with_affinity_terms(affinity, self.required_affinity, pi.pod, node, multiplier)
+        update_with_anti_affinity_terms(anti, self.required_anti_affinity, pi.pod, None, node, multiplier)
+
+    def is_empty(self, i: int) -> bool:
+        lazy = self._lazy[i]
+        if lazy is not None and self._counts[i] is None:
+            return not lazy.nonzero_keys()
+        return not self._get(i)
 
 
 def existing_anti_affinity_counts(pod: Pod, ns_labels: Mapping[str, str], nodes: Iterable[NodeInfo]) -> TopologyCounts:
@@ -166,6 +239,33 @@ def incoming_affinity_counts(
                 update_with_affinity_terms(affinity, required_affinity, p, node, 1)
             if required_anti_affinity:
                 update_with_anti_affinity_terms(anti, required_anti_affinity, p, None, node, 1)
+    return affinity, anti
+
+
+# ---------------------------------------------------------------- from the snapshot's pod indexes
+
+
+def existing_anti_affinity_counts_all(pod: Pod, ns_labels: Mapping[str, str], snapshot: Snapshot) -> DomainCounts:
+    """`existing_anti_affinity_counts` over the snapshot: each distinct term of existing pods is matched once."""
+    counts = DomainCounts(snapshot)
+    for term, per_node in required_anti_affinity_terms_index(snapshot).items():
+        if term.matches(pod, ns_labels):  # type: ignore[attr-defined]
+            counts.add(term.topology_key, per_node)  # type: ignore[attr-defined]
+    return counts
+
+
+def incoming_affinity_counts_all(
+    required_affinity: Sequence[AffinityTerm], required_anti_affinity: Sequence[AffinityTerm], snapshot: Snapshot
+) -> tuple[DomainCounts, DomainCounts]:
+    """`incoming_affinity_counts` over the snapshot, from per-node counts of matching pods."""
+    affinity = DomainCounts(snapshot)
+    anti = DomainCounts(snapshot)
+    if required_affinity:
+        per_node = matching_pod_counts(snapshot, tuple(required_affinity))
+        for t in required_affinity:
+            affinity.add(t.topology_key, per_node)
+    for t in required_anti_affinity:
+        anti.add(t.topology_key, matching_pod_counts(snapshot, (t,)))
     return affinity, anti
 
 
@@ -235,6 +335,13 @@ def _domain_counts(snapshot: Snapshot, counts: TopologyCounts, key: str) -> np.n
     return domains(snapshot, key).spread(per_value)
 
 
+def _node_totals(state: PreFilterState, i: int, snapshot: Snapshot, key: str) -> np.ndarray:
+    lazy = state.domain_counts(i)
+    if lazy is not None:
+        return lazy.node_totals(key)
+    return _domain_counts(snapshot, state._get(i), key)
+
+
 def verdicts(state: PreFilterState, snapshot: Snapshot) -> np.ndarray:
     """`verdict` for every node of the snapshot (int8 array), judged per domain."""
     n = snapshot.num_nodes
@@ -244,25 +351,30 @@ def verdicts(state: PreFilterState, snapshot: Snapshot) -> np.ndarray:
         pods_exist = np.ones(n, bool)
         for t in state.required_affinity:
             has_keys &= domains(snapshot, t.topology_key).present
-            pods_exist &= _domain_counts(snapshot, state.affinity_counts, t.topology_key) > 0
-        if not state.affinity_counts and pod_matches_all_terms(state.required_affinity, state.pod):
+            pods_exist &= _node_totals(state, 1, snapshot, t.topology_key) > 0
+        if state.is_empty(1) and pod_matches_all_terms(state.required_affinity, state.pod):
             ok = has_keys
         else:
             ok = has_keys & pods_exist
         out[~ok] = AFFINITY
-    if state.anti_affinity_counts and state.required_anti_affinity:
+    if state.required_anti_affinity and not state.is_empty(2):
         bad = np.zeros(n, bool)
         for t in state.required_anti_affinity:
-            bad |= _domain_counts(snapshot, state.anti_affinity_counts, t.topology_key) > 0
+            bad |= _node_totals(state, 2, snapshot, t.topology_key) > 0
         out[(out == OK) & bad] = ANTI_AFFINITY
-    if state.existing_anti_affinity_counts:
+    if not state.is_empty(0):
         # Any label of the node may name a repelling domain: one gather per label key.
-        closed: dict[str, dict[str, int]] = {}
-        for (k, v), c in state.existing_anti_affinity_counts.items():
-            if c > 0:
-                closed.setdefault(k, {})[v] = 1
         bad = np.zeros(n, bool)
-        for k, values in closed.items():
-            bad |= domains(snapshot, k).spread(values) > 0
+        lazy = state.domain_counts(0)
+        if lazy is not None:
+            for k in lazy.nonzero_keys():
+                bad |= lazy.node_totals(k) > 0
+        else:
+            closed: dict[str, dict[str, int]] = {}
+            for (k, v), c in state.existing_anti_affinity_counts.items():
+                if c > 0:
+                    closed.setdefault(k, {})[v] = 1
+            for k, values in closed.items():
+                bad |= domains(snapshot, k).spread(values) > 0
         out[(out == OK) & bad] = EXISTING_ANTI_AFFINITY
     return out

@@ -98,18 +98,21 @@ class InterPodAffinity(
         required_affinity = tuple(self._merge_namespaces(t) for t in terms.required_affinity)
         required_anti_affinity = tuple(self._merge_namespaces(t) for t in terms.required_anti_affinity)
         ns_labels = self._namespace_labels(pod.namespace)
-        existing = filtering.existing_anti_affinity_counts(
-            pod.pod, ns_labels, self._snapshot().have_pods_with_required_anti_affinity()
+        snapshot = self.handle.whole_snapshot(nodes) if self.handle is not None else None
+        if snapshot is not None:
+            existing = filtering.existing_anti_affinity_counts_all(pod.pod, ns_labels, snapshot)
+            affinity, anti = filtering.incoming_affinity_counts_all(required_affinity, required_anti_affinity, snapshot)
+        else:
+            existing = filtering.existing_anti_affinity_counts(
+                pod.pod, ns_labels, self._snapshot().have_pods_with_required_anti_affinity()
+            )
+            affinity, anti = filtering.incoming_affinity_counts(required_affinity, required_anti_affinity, nodes)
+        s = filtering.PreFilterState(
+            pod.pod, required_affinity, required_anti_affinity, ns_labels, existing, affinity, anti
         )
-        affinity, anti = filtering.incoming_affinity_counts(required_affinity, required_anti_affinity, nodes)
-        if not existing and not required_affinity and not required_anti_affinity:
+        if s.is_empty(0) and not required_affinity and not required_anti_affinity:
             return None, Status(Code.SKIP)
-        state.write(
-            PRE_FILTER_STATE_KEY,
-            filtering.PreFilterState(
-                pod.pod, required_affinity, required_anti_affinity, ns_labels, existing, affinity, anti
-            ),
-        )
+        state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions:
@@ -176,19 +179,22 @@ class InterPodAffinity(
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:
             return Status(Code.SKIP)
         snapshot = self._snapshot()
-        all_nodes = snapshot.nodes if has_preferred else snapshot.have_pods_with_affinity()
         terms = pod_affinity_terms(pod)
         if terms.error is not None:
             return Status.as_error(f"failed to parse pod: {terms.error}")
-        topology_score = scoring.build_topology_score(
-            pod.pod,
-            self._merge_weighted(terms.preferred_affinity),
-            self._merge_weighted(terms.preferred_anti_affinity),
-            self._namespace_labels(pod.namespace),
-            all_nodes,
-            has_preferred,
-            self.args.hard_pod_affinity_weight,
-        )
+        preferred = self._merge_weighted(terms.preferred_affinity)
+        preferred_anti = self._merge_weighted(terms.preferred_anti_affinity)
+        ns_labels = self._namespace_labels(pod.namespace)
+        hard_weight = self.args.hard_pod_affinity_weight
+        if self.handle.whole_snapshot(snapshot.nodes) is not None:
+            topology_score = scoring.build_topology_score_all(
+                pod.pod, preferred, preferred_anti, ns_labels, snapshot, hard_weight
+            )
+        else:
+            all_nodes = snapshot.nodes if has_preferred else snapshot.have_pods_with_affinity()
+            topology_score = scoring.build_topology_score(
+                pod.pod, preferred, preferred_anti, ns_labels, all_nodes, has_preferred, hard_weight
+            )
         if topology_score is None:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, scoring.PreScoreState(topology_score))

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interface import MAX_NODE_SCORE
-from kubesched.plugins.interpodaffinity.terms import AffinityTerm, WeightedAffinityTerm, pod_affinity_terms
+from kubesched.plugins.interpodaffinity.terms import (
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+    AffinityTerm,
+    WeightedAffinityTerm,
+    matching_pod_counts,
+    pod_affinity_terms,
+    scoring_terms_index,
+)
 from kubesched.plugins.topology import domains
 
 if TYPE_CHECKING:
@@ -114,6 +122,47 @@ def build_topology_score(
                 for v, w in values.items():
                     acc[v] = acc.get(v, 0) + w
     return total if contributed else None
+
+
+def build_topology_score_all(
+    pod: Pod,
+    preferred_affinity: Sequence[WeightedAffinityTerm],
+    preferred_anti_affinity: Sequence[WeightedAffinityTerm],
+    namespace_labels: Mapping[str, str],
+    snapshot: Snapshot,
+    hard_pod_affinity_weight: int,
+) -> ScoreMap | None:
+    """`build_topology_score` over the snapshot: each distinct term is matched once, weights summed per domain."""
+    n = snapshot.num_nodes
+    per_key: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def add(term: AffinityTerm, weight: int, per_node: np.ndarray) -> None:
+        key = term.topology_key
+        hit = (per_node > 0) & domains(snapshot, key).present
+        if not hit.any():
+            return
+        acc = per_key.get(key)
+        if acc is None:
+            acc = per_key[key] = (np.zeros(n, np.int64), np.zeros(n, bool))
+        acc[0][hit] += per_node[hit] * _int32(weight)
+        acc[1][hit] = True
+
+    for wt in preferred_affinity:
+        add(wt.term, wt.weight, matching_pod_counts(snapshot, (wt.term,)))
+    for wt in preferred_anti_affinity:
+        add(wt.term, -wt.weight, matching_pod_counts(snapshot, (wt.term,)))
+    for (kind, term, weight), per_node in scoring_terms_index(snapshot).items():  # type: ignore[misc]
+        if kind == REQUIRED_AFFINITY:
+            if hard_pod_affinity_weight <= 0:
+                continue
+            weight = hard_pod_affinity_weight
+        elif kind == PREFERRED_ANTI_AFFINITY:
+            weight = -weight
+        if term.matches(pod, namespace_labels):
+            add(term, weight, per_node)
+    if not per_key:
+        return None
+    return {key: domains(snapshot, key).sums(hit, acc) for key, (acc, hit) in per_key.items()}
 
 
 def _process_existing_pod(

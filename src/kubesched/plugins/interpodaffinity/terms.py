@@ -14,14 +14,19 @@ is that API-server step, for an embedded API server to call on creation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
 
 from kubesched.api.core import Affinity, Pod, PodAffinityTerm, WeightedPodAffinityTerm
 from kubesched.api.labels import Selector as LabelSelectorMatcher
 from kubesched.api.labels import SelectorError, label_selector
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    from kubesched.framework.snapshot import Snapshot
 
 _NO_LABELS: Mapping[str, str] = {}
 T = TypeVar("T")
@@ -142,6 +147,43 @@ def pod_affinity_terms(pi: PodInfo) -> PodAffinityTerms:
         terms = parse_pod_affinity(pi.pod)
         pi.set_affinity_terms(terms)
     return terms
+
+
+def matching_pod_counts(snapshot: Snapshot, terms: tuple[AffinityTerm, ...]) -> np.ndarray:
+    """Per node, its pods matching every one of `terms` (namespace selectors seeing no labels)."""
+    # The topology key does not take part in matching: terms differing only there share an index.
+    key = ("pod-affinity-match", tuple((t.namespaces, t.selector, t.namespace_selector) for t in terms))
+    return snapshot.pod_counts(key, lambda ni: sum(1 for pi in ni.pods if all(t.matches(pi.pod, None) for t in terms)))
+
+
+def _required_anti_affinity_terms(ni: NodeInfo) -> Iterator[AffinityTerm]:
+    for pi in ni.pods_with_required_anti_affinity:
+        yield from pod_affinity_terms(pi).required_anti_affinity
+
+
+def required_anti_affinity_terms_index(snapshot: Snapshot) -> Mapping[object, np.ndarray]:
+    """Each distinct required anti-affinity term of existing pods: per node, how many of its pods carry it."""
+    return snapshot.key_counts("pod-required-anti-affinity-terms", _required_anti_affinity_terms)
+
+
+# Kinds of existing pods' terms that score the incoming pod.
+REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY = 0, 1, 2
+
+
+def _scoring_terms(ni: NodeInfo) -> Iterator[tuple[int, AffinityTerm, int]]:
+    for pi in ni.pods_with_affinity:
+        terms = pod_affinity_terms(pi)
+        for t in terms.required_affinity:
+            yield REQUIRED_AFFINITY, t, 0
+        for w in terms.preferred_affinity:
+            yield PREFERRED_AFFINITY, w.term, w.weight
+        for w in terms.preferred_anti_affinity:
+            yield PREFERRED_ANTI_AFFINITY, w.term, w.weight
+
+
+def scoring_terms_index(snapshot: Snapshot) -> Mapping[object, np.ndarray]:
+    """Each distinct (kind, term, weight) of existing pods' affinity terms: per node, how many pods carry it."""
+    return snapshot.key_counts("pod-affinity-scoring-terms", _scoring_terms)
 
 
 def pod_matches_all_terms(terms: Sequence[AffinityTerm], pod: Pod) -> bool:

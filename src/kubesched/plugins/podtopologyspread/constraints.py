@@ -13,16 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
 
 from kubesched.api.core import Node, Pod
 from kubesched.api.labels import Requirement, Selector, label_selector
 from kubesched.api.meta import LabelSelector, LabelSelectorRequirement
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
-from kubesched.plugins.tainttoleration import find_untolerated_taint
+from kubesched.plugins.tainttoleration import find_untolerated_taint, tolerated_mask
+
+if TYPE_CHECKING:
+    from kubesched.framework.snapshot import Snapshot
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
@@ -140,6 +144,40 @@ def count_pods_match_selector(pods: Iterable[PodInfo], selector: Selector, names
         if selector.matches(meta.labels):
             n += 1
     return n
+
+
+def spread_counts(snapshot: Snapshot, selector: Selector, namespace: str) -> np.ndarray:
+    """Per node of the snapshot, `count_pods_match_selector` of its pods (from the snapshot's index)."""
+    if selector.is_empty():
+        return np.zeros(snapshot.num_nodes, np.int64)
+    return snapshot.pod_counts(
+        ("spread", namespace, selector), lambda ni: count_pods_match_selector(ni.pods, selector, namespace)
+    )
+
+
+class InclusionMasks:
+    """Per node, whether it passes the pod's node inclusion policies; each mask computed on first use."""
+
+    __slots__ = ("_affinity", "_pod", "_snapshot", "_tolerated")
+
+    def __init__(self, pod: Pod, snapshot: Snapshot) -> None:
+        self._pod = pod
+        self._snapshot = snapshot
+        self._affinity: np.ndarray | None = None
+        self._tolerated: np.ndarray | None = None
+
+    def of(self, c: TopologySpreadConstraint) -> np.ndarray | None:
+        """The nodes `c.match_node_inclusion_policies` admits (None: all of them)."""
+        m = None
+        if c.node_affinity_policy == HONOR:
+            if self._affinity is None:
+                self._affinity = RequiredNodeAffinity(self._pod).mask(self._snapshot)
+            m = self._affinity
+        if c.node_taints_policy == HONOR:
+            if self._tolerated is None:
+                self._tolerated = tolerated_mask(self._snapshot, self._pod.spec.tolerations)
+            m = self._tolerated if m is None else m & self._tolerated
+        return m
 
 
 def pod_labels_match_spread_constraints(

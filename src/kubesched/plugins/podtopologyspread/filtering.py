@@ -23,9 +23,11 @@ import numpy as np
 from kubesched.framework.status import Code, Status
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.podtopologyspread.constraints import (
+    InclusionMasks,
     TopologySpreadConstraint,
     count_pods_match_selector,
     node_labels_match_spread_constraints,
+    spread_counts,
 )
 from kubesched.plugins.topology import domains
 
@@ -155,13 +157,31 @@ def compute_pre_filter_state(
                 n = matched[key] = count_pods_match_selector(ni.pods, c.selector, ns)
             v = labels[c.topology_key]
             counts[i][v] = counts[i].get(v, 0) + n
-    paths = []
-    for m in counts:
-        cp = CriticalPaths()
-        for v, n in m.items():
-            cp.update(v, n)
-        paths.append(cp)
-    return PreFilterState(constraints, paths, counts)
+    return PreFilterState(constraints, [_critical_paths(m) for m in counts], counts)
+
+
+def compute_pre_filter_state_all(
+    pod: PodInfo, constraints: list[TopologySpreadConstraint], snapshot: Snapshot
+) -> PreFilterState:
+    """`compute_pre_filter_state` over every node of the snapshot, from its per-selector pod counts."""
+    has_keys = np.ones(snapshot.num_nodes, bool)
+    for c in constraints:
+        has_keys &= domains(snapshot, c.topology_key).present
+    policies = InclusionMasks(pod.pod, snapshot)
+    counts: list[dict[str, int]] = []
+    for c in constraints:
+        admitted = policies.of(c)
+        members = has_keys if admitted is None else has_keys & admitted
+        per_node = spread_counts(snapshot, c.selector, pod.namespace)
+        counts.append(domains(snapshot, c.topology_key).sums(members, per_node))
+    return PreFilterState(constraints, [_critical_paths(m) for m in counts], counts)
+
+
+def _critical_paths(counts: dict[str, int]) -> CriticalPaths:
+    cp = CriticalPaths()
+    for v, n in counts.items():
+        cp.update(v, n)
+    return cp
 
 
 # ---------------------------------------------------------------- per node (the reference)

@@ -102,7 +102,12 @@ class PodTopologySpread(
             return None, Status.as_error(f"get constraints from pod: {what} topology spread constraints: {err}")
         if not constraints:
             return None, Status(Code.SKIP)
-        state.write(PRE_FILTER_STATE_KEY, filtering.compute_pre_filter_state(pod, constraints, nodes))
+        snapshot = self.handle.whole_snapshot(nodes) if self.handle is not None else None
+        if snapshot is not None:
+            s = filtering.compute_pre_filter_state_all(pod, constraints, snapshot)
+        else:
+            s = filtering.compute_pre_filter_state(pod, constraints, nodes)
+        state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions:
@@ -171,10 +176,13 @@ class PodTopologySpread(
             return Status.as_error(f"calculating preScoreState: {what} topology spread constraints: {err}")
         if not constraints:
             return Status(Code.SKIP)
-        state.write(
-            PRE_SCORE_STATE_KEY,
-            scoring.compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all_topologies),
-        )
+        snapshot = self.handle.snapshot()
+        indices = getattr(nodes, "indices", None)
+        if indices is not None and self.handle.whole_snapshot(snapshot.nodes) is not None:
+            s = scoring.compute_pre_score_state_all(pod, constraints, indices, snapshot, require_all_topologies)
+        else:
+            s = scoring.compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all_topologies)
+        state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
     @staticmethod

@@ -22,11 +22,13 @@ from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.podtopologyspread.constraints import (
     LABEL_HOSTNAME,
+    InclusionMasks,
     TopologySpreadConstraint,
     count_pods_match_selector,
     node_labels_match_spread_constraints,
+    spread_counts,
 )
-from kubesched.plugins.topology import domains, go_log, go_round, go_round_array
+from kubesched.plugins.topology import domains, go_log, go_round, go_round_array, has_node_mask
 
 if TYPE_CHECKING:
     from kubesched.framework.snapshot import Snapshot
@@ -120,6 +122,52 @@ def compute_pre_score_state(
     return PreScoreState(constraints, ignored, counts, weights, ns)
 
 
+def compute_pre_score_state_all(
+    pod: PodInfo,
+    constraints: list[TopologySpreadConstraint],
+    filtered: np.ndarray,
+    snapshot: Snapshot,
+    require_all_topologies: bool,
+) -> PreScoreState:
+    """`compute_pre_score_state` with `filtered` as snapshot indices, counting from the snapshot's pod indexes."""
+    nodes = snapshot.nodes
+    has_keys = np.ones(snapshot.num_nodes, bool)
+    for c in constraints:
+        has_keys &= domains(snapshot, c.topology_key).present
+    if require_all_topologies:
+        kept_mask = has_keys[filtered]
+        ignored = {nodes[i].name for i in filtered[~kept_mask].tolist()}
+        kept = filtered[kept_mask]
+        base = has_keys
+    else:
+        ignored = set()
+        kept = filtered
+        base = has_node_mask(snapshot)
+    policies = InclusionMasks(pod.pod, snapshot)
+    counts: list[dict[str, int]] = []
+    weights: list[float] = []
+    for c in constraints:
+        if c.topology_key == LABEL_HOSTNAME:
+            counts.append({})
+            weights.append(topology_normalizing_weight(len(filtered) - len(ignored)))
+            continue
+        d = domains(snapshot, c.topology_key)
+        # A node without the key is in the domain "" (Go reads a missing label as "").
+        blank = d.index.get("", len(d.values))
+        ids = np.where(d.present, d.ids, blank)
+        values = [*d.values, ""]
+        uniq, first = np.unique(ids[kept], return_index=True)
+        tracked = uniq[np.argsort(first, kind="stable")]
+        weights.append(topology_normalizing_weight(len(tracked)))
+        admitted = policies.of(c)
+        members = base if admitted is None else base & admitted
+        members = members & np.isin(ids, tracked)
+        per_node = spread_counts(snapshot, c.selector, pod.namespace)
+        totals = np.bincount(ids[members], weights=per_node[members], minlength=len(values)).astype(np.int64)
+        counts.append({values[k]: int(totals[k]) for k in tracked.tolist()})
+    return PreScoreState(constraints, ignored, counts, weights, pod.namespace)
+
+
 # ---------------------------------------------------------------- per node (the reference)
 
 
@@ -152,14 +200,7 @@ def score_all(state: PreScoreState, snapshot: Snapshot, idx: np.ndarray) -> np.n
         d = domains(snapshot, c.topology_key)
         has = d.present[idx]
         if c.topology_key == LABEL_HOSTNAME:
-            cnt = np.fromiter(
-                (
-                    count_pods_match_selector(nodes[int(j)].pods, c.selector, state.namespace) if h else 0
-                    for j, h in zip(idx, has, strict=True)
-                ),
-                np.int64,
-                len(idx),
-            )
+            cnt = np.where(has, spread_counts(snapshot, c.selector, state.namespace)[idx], 0)
         else:
             cnt = d.spread(state.topology_value_to_pod_counts[i])[idx]
         contrib = cnt.astype(np.float64) * state.weights[i] + float(c.max_skew - 1)
