@@ -30,7 +30,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.simulate.scenario import load_scenario
 
     scenario = load_scenario(args.scenario)
-    sim = Simulation(scenario, _load_config(args.config), seed=args.seed)
+    sim = Simulation(scenario, _load_config(args.config), seed=args.seed, keep_scores=not args.no_scores)
     result = sim.run()
     if args.output == "json":
         print(output.to_json(result))
@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
     sim.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
+    sim.add_argument(
+        "--no-scores",
+        action="store_true",
+        help="leave out each pod's per-node scores and tied nodes (large clusters: saves memory and time)",
+    )
     sim.set_defaults(func=cmd_simulate)
 
     b = sub.add_parser("bench", help="scheduler_perf workloads on the embedded cluster (pods per second)")

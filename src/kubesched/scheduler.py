@@ -165,6 +165,9 @@ class Scheduler:
         self._after_cycle: list[Callable[[], None]] = []
         self._parked: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo]] = []
         self.attempts: dict[str, Attempt] = {}
+        # Keep every attempt's per-node scores (for reports); off for very large runs, where they
+        # would cost one array per plugin per pod.
+        self.keep_scores = True
         self.on_attempt: Callable[[Attempt], None] | None = None
         self.handles: dict[str, Handle] = {}
         # State plugins share across profiles (e.g. DRA's in-flight allocations: one device, one claim).
@@ -488,7 +491,8 @@ class Scheduler:
         names = snap.node_names()[feasible]
         host, tied = self.select_host(names, totals)
         attempt.node = host
-        attempt.record_scores(names, totals, per_plugin, tied)
+        if self.keep_scores:
+            attempt.record_scores(names, totals, per_plugin, tied)
         self._attempt_done(attempt)
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
@@ -556,9 +560,9 @@ class Scheduler:
         # The failed nodes' statuses only serve when nothing fits (message, preemption), or when
         # extenders may still reject the feasible ones: build them only then.
         if len(outcome.feasible) == 0 or self.extenders:
-            nodes_list = self.snapshot.nodes
-            for i, st in outcome.statuses().items():
-                diagnosis.node_to_status.set(nodes_list[i].name, st)
+            groups = outcome.groups()
+            diagnosis.node_to_status.add_groups(self.snapshot, groups)
+            for _, st in groups:
                 diagnosis.add_plugin_status(st)
         if rotate:
             self._advance_start(len(outcome.feasible) + outcome.num_failed)

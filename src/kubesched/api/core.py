@@ -111,7 +111,8 @@ class Toleration(K8sStruct):
 class ContainerPort(K8sStruct):
     container_port: int = 0
     host_port: int = 0
-    host_ip: str = ""
+    # camel renaming would give "hostIp"; the API field keeps the acronym upper-case.
+    host_ip: str = msgspec.field(default="", name="hostIP")
     protocol: str = "TCP"
     name: str = ""
 

@@ -7,9 +7,15 @@ matchFields on metadata.name, Gt/Lt).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from kubesched.api.strconv import parse_int64
+from kubesched.config.errors import aggregate_message
+from kubesched.config.field import FieldError, GoJSON, child, index, invalid, key, not_supported, to_aggregate
+from kubesched.config.gofmt import go_quote
+from kubesched.config.names import is_qualified_name, is_valid_label_value
 
 if TYPE_CHECKING:
     from kubesched.api.core import NodeSelector, NodeSelectorTerm
@@ -45,7 +51,7 @@ class Requirement:
         if v is None:
             return False
         try:
-            n = int(v)
+            n = parse_int64(v)
         except ValueError:
             return False
         return n > self.number if op == "Gt" else n < self.number
@@ -103,27 +109,78 @@ class Selector:
         return f"Selector({list(self.requirements)})"
 
 
-def _label_requirement(key: str, op: str, values: list[str]) -> Requirement:
+def _values_value(values: Sequence[str]) -> GoJSON:
+    # A []string value prints through encoding/json; an empty one is nil there.
+    return GoJSON(list(values) if values else None)
+
+
+def requirement_errors(key_: str, op: str, values: Sequence[str], path: str = "") -> list[str]:
+    """labels.NewRequirement's checks for a known operator, as its aggregated error messages.
+
+    Besides the operator's own rules, the key must be a qualified name and every
+    value a valid label value (so a Gt/Lt value such as "-5" is refused too).
+    """
+    errs: list[FieldError] = []
+    msgs = is_qualified_name(key_)
+    if msgs:
+        errs.append(invalid(child(path, "key"), key_, "; ".join(msgs)))
+    vp = child(path, "values")
     if op in ("In", "NotIn"):
         if not values:
-            raise SelectorError("for 'in', 'notin' operators, values set can't be empty")
-        return Requirement(key, op, frozenset(values))
-    if op in ("Exists", "DoesNotExist"):
+            errs.append(invalid(vp, _values_value(values), "for 'in', 'notin' operators, values set can't be empty"))
+    elif op in ("Exists", "DoesNotExist"):
         if values:
-            raise SelectorError("values set must be empty for exists and does not exist")
-        return Requirement(key, op)
-    raise SelectorError(f"{op!r} is not a valid label selector operator")
+            errs.append(invalid(vp, _values_value(values), "values set must be empty for exists and does not exist"))
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(invalid(vp, _values_value(values), "for 'Gt', 'Lt' operators, exactly one value is required"))
+        for i, v in enumerate(values):
+            try:
+                parse_int64(v)
+            except ValueError:
+                errs.append(invalid(index(vp, i), v, "for 'Gt', 'Lt' operators, the value must be an integer"))
+    for i, v in enumerate(values):
+        vmsgs = is_valid_label_value(v)
+        if vmsgs:
+            errs.append(invalid(key(index(vp, i), key_), v, "; ".join(vmsgs)))
+    return to_aggregate(errs)
+
+
+def _requirement(key_: str, op: str, values: Sequence[str]) -> Requirement:
+    """A Requirement from values that passed requirement_errors."""
+    if op in ("Gt", "Lt"):
+        return Requirement(key_, op, number=parse_int64(values[0]))
+    if op in ("Exists", "DoesNotExist"):
+        return Requirement(key_, op)
+    return Requirement(key_, op, frozenset(values))
+
+
+def _new_requirement(key_: str, op: str, values: Sequence[str]) -> Requirement:
+    errs = requirement_errors(key_, op, values)
+    if errs:
+        raise SelectorError(aggregate_message(errs))
+    return _requirement(key_, op, values)
+
+
+_LABEL_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 def label_selector(sel: LabelSelector | None) -> Selector:
-    """metav1.LabelSelectorAsSelector: nil selects nothing, empty selects everything."""
+    """metav1.LabelSelectorAsSelector: nil selects nothing, empty selects everything.
+
+    The first invalid requirement (matchLabels first, then matchExpressions)
+    raises SelectorError with upstream's text.
+    """
     if sel is None:
         return Selector.nothing()
     if not sel.match_labels and not sel.match_expressions:
         return Selector.everything()
-    reqs = [Requirement(k, "In", frozenset((v,))) for k, v in sel.match_labels.items()]
+    # A matchLabels entry is an Equals requirement: one value, so the same checks and matching as In.
+    reqs = [_new_requirement(k, "In", (v,)) for k, v in sel.match_labels.items()]
     for e in sel.match_expressions:
-        reqs.append(_label_requirement(e.key, e.operator, list(e.values)))
+        if e.operator not in _LABEL_SELECTOR_OPS:
+            raise SelectorError(f"{go_quote(e.operator)} is not a valid label selector operator")
+        reqs.append(_new_requirement(e.key, e.operator, e.values))
     return Selector(tuple(sorted(reqs, key=lambda r: r.key)))
 
 
@@ -134,7 +191,7 @@ NODE_NAME_FIELD = "metadata.name"
 
 @dataclass(frozen=True, slots=True)
 class CompiledTerm:
-    """A node selector term: label requirements and metadata.name field requirements."""
+    """A node selector term: label requirements and field requirements (In/NotIn, one value)."""
 
     labels: tuple[Requirement, ...]
     fields: tuple[Requirement, ...]
@@ -143,52 +200,63 @@ class CompiledTerm:
         for r in self.labels:
             if not r.matches(node_labels):
                 return False
-        if self.fields:
-            fields = {NODE_NAME_FIELD: node_name}
+        # A node's only field is metadata.name (absent when the name is empty, and
+        # then the fields are not checked); any other field reads as "".
+        if self.fields and node_name:
             for r in self.fields:
-                if not r.matches(fields):
+                if not field_matches(r, node_name if r.key == NODE_NAME_FIELD else ""):
                     return False
         return True
 
 
-def _node_requirement(key: str, op: str, values: list[str]) -> Requirement:
-    if op in ("In", "NotIn"):
-        if not values:
-            raise SelectorError("values set can't be empty")
-        return Requirement(key, op, frozenset(values))
-    if op in ("Exists", "DoesNotExist"):
-        if values:
-            raise SelectorError("values set must be empty for exists and does not exist")
-        return Requirement(key, op)
-    if op in ("Gt", "Lt"):
-        if len(values) != 1:
-            raise SelectorError("for 'Gt', 'Lt' operators, exactly one value is required")
-        try:
-            n = int(values[0])
-        except ValueError as err:
-            raise SelectorError(f"for 'Gt', 'Lt' operators, the value must be an integer: {err}") from err
-        return Requirement(key, op, number=n)
-    raise SelectorError(f"{op!r} is not a valid node selector operator")
+def field_matches(r: Requirement, value: str) -> bool:
+    """fields.OneTermEqualSelector (In) / OneTermNotEqualSelector (NotIn) on one field value."""
+    return (value in r.values) == (r.op == "In")
+
+
+NODE_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+FIELD_SELECTOR_OPS = ("In", "NotIn")
+
+
+def parse_term(term: NodeSelectorTerm, path: str = "") -> tuple[CompiledTerm | None, list[str]]:
+    """newNodeSelectorTerm: the compiled term, or None with its parse errors.
+
+    An empty term selects nothing but is no error. `path` prefixes the error
+    fields as upstream's field.Path does (e.g. "[0]" for a preferred term).
+    """
+    if not term.match_expressions and not term.match_fields:
+        return None, []
+    errs: list[str] = []
+    labels: list[Requirement] = []
+    p = child(path, "matchExpressions")
+    for i, r in enumerate(term.match_expressions):
+        ip = index(p, i)
+        if r.operator not in NODE_SELECTOR_OPS:
+            errs.append(str(not_supported(child(ip, "operator"), GoJSON(r.operator), list(NODE_SELECTOR_OPS))))
+            continue
+        rerrs = requirement_errors(r.key, r.operator, r.values, ip)
+        if rerrs:
+            errs += rerrs
+        else:
+            labels.append(_requirement(r.key, r.operator, r.values))
+    fields: list[Requirement] = []
+    p = child(path, "matchFields")
+    for i, r in enumerate(term.match_fields):
+        ip = index(p, i)
+        if r.operator not in FIELD_SELECTOR_OPS:
+            errs.append(str(not_supported(child(ip, "operator"), GoJSON(r.operator), list(FIELD_SELECTOR_OPS))))
+        elif len(r.values) != 1:
+            errs.append(str(invalid(child(ip, "values"), _values_value(r.values), "must have one element")))
+        else:
+            fields.append(Requirement(r.key, r.operator, frozenset(r.values)))
+    if errs:
+        return None, errs
+    return CompiledTerm(tuple(labels), tuple(fields)), []
 
 
 def compile_term(term: NodeSelectorTerm) -> CompiledTerm | None:
     """Compile one term; None when the term can match no node (empty or invalid)."""
-    if not term.match_expressions and not term.match_fields:
-        return None
-    try:
-        labels = tuple(_node_requirement(r.key, r.operator, list(r.values)) for r in term.match_expressions)
-        fields = []
-        for r in term.match_fields:
-            if r.key != NODE_NAME_FIELD:
-                raise SelectorError(f"not a valid field selector key: {r.key}")
-            if r.operator not in ("In", "NotIn"):
-                raise SelectorError(f"{r.operator!r} is not a valid field selector operator")
-            if len(r.values) != 1:
-                raise SelectorError("must have one element")
-            fields.append(_node_requirement(r.key, r.operator, list(r.values)))
-    except SelectorError:
-        return None
-    return CompiledTerm(labels, tuple(fields))
+    return parse_term(term)[0]
 
 
 class NodeSelectorMatcher:

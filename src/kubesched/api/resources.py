@@ -8,7 +8,7 @@ and rounded once at the end, as upstream sums resource.Quantity values.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -97,24 +97,35 @@ def _max(into: dict[str, Fraction], other: Mapping[str, Fraction]) -> None:
 
 
 def _container_requests(c: Container, defaults: Mapping[str, Fraction]) -> dict[str, Fraction]:
-    reqs = parse_resource_list(c.resources.requests)
+    return _with_defaults(parse_resource_list(c.resources.requests), defaults)
+
+
+def _with_defaults(reqs: dict[str, Fraction], defaults: Mapping[str, Fraction]) -> dict[str, Fraction]:
+    """applyNonMissing: a default for each resource the list does not name (an explicit 0 stays)."""
     for k, v in defaults.items():
         if k not in reqs:
             reqs[k] = v
     return reqs
 
 
-def _aggregate_container_requests(pod: Pod, defaults: Mapping[str, Fraction]) -> dict[str, Fraction]:
+def aggregate_containers(
+    pod: Pod, get: Callable[[Container], dict[str, Fraction]] | None = None
+) -> dict[str, Fraction]:
+    """The sidecar-aware sum over a pod's containers (AggregateContainerRequests / ...Limits).
+
+    Regular containers and restartable init containers add up; each regular
+    init container runs alone beside the sidecars started before it, and the
+    largest of those steps is a floor for every resource.
+    """
+    get = get or (lambda c: parse_resource_list(c.resources.requests))
     reqs: dict[str, Fraction] = {}
     for c in pod.spec.containers:
-        _add(reqs, _container_requests(c, defaults))
+        _add(reqs, get(c))
     sidecars: dict[str, Fraction] = {}
     init_max: dict[str, Fraction] = {}
     for c in pod.spec.init_containers:
-        creqs = _container_requests(c, defaults)
+        creqs = get(c)
         if c.restart_policy == "Always":
-            # A restartable (sidecar) init container keeps running beside the
-            # app containers, and beside every init container after it.
             _add(reqs, creqs)
             _add(sidecars, creqs)
             step = dict(sidecars)
@@ -129,27 +140,60 @@ def _aggregate_container_requests(pod: Pod, defaults: Mapping[str, Fraction]) ->
 POD_LEVEL_RESOURCES = (CPU, MEMORY)
 
 
-def pod_requests(pod: Pod, non_missing: bool = False) -> dict[str, Fraction]:
-    """resourcehelper.PodRequests: containers, init containers, pod-level requests, overhead.
+def is_supported_pod_level_resource(name: str) -> bool:
+    """resourcehelper.IsSupportedPodLevelResource: cpu, memory and (since v1.33) hugepages-*."""
+    return name in POD_LEVEL_RESOURCES or is_hugepage_resource_name(name)
 
-    With `non_missing`, a container without a cpu or memory request counts as
-    100m / 200Mi (the scheduler's NonMissingContainerRequests); when pod-level
-    requests are set, only for a resource missing at both levels.
-    """
-    pod_level = parse_resource_list(pod.spec.resources.requests) if pod.spec.resources else {}
-    pod_level = {k: v for k, v in pod_level.items() if k in POD_LEVEL_RESOURCES}
-    defaults: Mapping[str, Fraction] = {}
+
+def pod_level_requests(pod: Pod) -> dict[str, Fraction]:
+    """The pod-level requests PodRequests applies; empty unless IsPodLevelRequestsSet."""
+    res = pod.spec.resources
+    if res is None or not res.requests:
+        return {}
+    return {k: parse_quantity(v) for k, v in res.requests.items() if is_supported_pod_level_resource(k)}
+
+
+def _pod_requests(pod: Pod, non_missing: Mapping[str, Fraction]) -> dict[str, Fraction]:
+    """resourcehelper.PodRequests with NonMissingContainerRequests=`non_missing`, overhead included."""
     if non_missing:
-        if pod_level:
-            plain = _aggregate_container_requests(pod, {})
-            defaults = {k: v for k, v in _NON_MISSING.items() if k not in plain and k not in pod_level}
-        else:
-            defaults = _NON_MISSING
-    reqs = _aggregate_container_requests(pod, defaults)
-    reqs.update(pod_level)
+        reqs = aggregate_containers(pod, lambda c: _container_requests(c, non_missing))
+    else:
+        reqs = aggregate_containers(pod)
+    reqs.update(pod_level_requests(pod))
     if pod.spec.overhead:
         _add(reqs, parse_resource_list(pod.spec.overhead))
     return reqs
+
+
+def pod_requests(pod: Pod, non_missing: bool = False) -> dict[str, Fraction]:
+    """resourcehelper.PodRequests: containers, init containers, pod-level requests, overhead.
+
+    With `non_missing`, the requests NodeInfo keeps as NonZeroRequested
+    (calculateResource): a container without a cpu or memory request counts as
+    100m / 200Mi; when pod-level requests are set, only for a resource the
+    pod's whole requests (overhead included) do not name
+    (getNonMissingContainerRequests).
+    """
+    reqs = _pod_requests(pod, {})
+    if not non_missing:
+        return reqs
+    if pod_level_requests(pod):
+        defaults = {k: v for k, v in _NON_MISSING.items() if k not in reqs}
+        if not defaults:
+            return reqs
+    else:
+        defaults = _NON_MISSING
+    return _pod_requests(pod, defaults)
+
+
+def pod_requests_non_missing(pod: Pod) -> dict[str, Fraction]:
+    """PodRequests with NonMissingContainerRequests always 100m / 200Mi, pod-level requests still winning.
+
+    This is what the resource-allocation scorers use (calculatePodResourceRequest
+    when not useRequested); it differs from NonZeroRequested only for a pod
+    with pod-level requests.
+    """
+    return _pod_requests(pod, _NON_MISSING)
 
 
 def to_amounts(reqs: Mapping[str, Fraction]) -> dict[str, int]:

@@ -166,8 +166,9 @@ class Cache:
             return self.add_node(new)
         self._remove_images(ni.node, ni)
         self._add_images(new, ni)
-        if self.node_tree.update(name, ni.node.metadata.labels, new.metadata.labels):
-            self._layout_changed = True
+        # A zone change moves the node in the tree, but UpdateSnapshot re-derives
+        # its node list from the tree only when a node is added or removed.
+        self.node_tree.update(name, ni.node.metadata.labels, new.metadata.labels)
         ni.set_node(new)
         self._dirty[name] = ni
         self._node_objects_changed = True

@@ -23,6 +23,13 @@ from kubesched.api.core import (
     WeightedPodAffinityTerm,
 )
 from kubesched.api.meta import LabelSelector, LabelSelectorRequirement
+from kubesched.api.quantity import quantity_text
+from kubesched.api.resources import (
+    aggregate_containers,
+    is_hugepage_resource_name,
+    is_supported_pod_level_resource,
+    parse_resource_list,
+)
 from kubesched.api.scheduling import SYSTEM_PRIORITY_CLASSES, PriorityClass
 from kubesched.api.storage import StorageClass
 
@@ -60,6 +67,35 @@ def _default_container(c: Container, host_network: bool) -> Container:
     return msgspec.structs.replace(c, **changes) if changes else c
 
 
+def _default_pod_level_resources(pod: Pod) -> ResourceRequirements | None:
+    """defaultHugePagePodLimits then defaultPodRequests (PodLevelResources, on by default in v1.34).
+
+    Runs on the pod whose containers are already defaulted. Only pods that set
+    pod-level resources are touched. A missing pod-level cpu/memory request
+    takes the containers' aggregated requests when some container requests it,
+    else the pod-level limit; hugepages (not overcommittable) take the limit,
+    which itself defaults to the containers' aggregated hugepages limits.
+    """
+    res = pod.spec.resources
+    if res is None or (not res.limits and not res.requests):
+        return res
+    limits = dict(res.limits)
+    ctr_limits = aggregate_containers(pod, lambda c: parse_resource_list(c.resources.limits))
+    for key, q in ctr_limits.items():
+        if is_hugepage_resource_name(key) and key not in res.requests and key not in limits:
+            limits[key] = quantity_text(q)
+    if not limits:
+        return res
+    requests = dict(res.requests)
+    for key, q in aggregate_containers(pod).items():
+        if key not in requests and is_supported_pod_level_resource(key) and not is_hugepage_resource_name(key):
+            requests[key] = quantity_text(q)
+    for key, v in limits.items():
+        if key not in requests and is_supported_pod_level_resource(key):
+            requests[key] = v
+    return msgspec.structs.replace(res, limits=limits, requests=requests)
+
+
 def default_pod(pod: Pod) -> Pod:
     pod = apply_pod_affinity_label_keys(pod)
     spec = pod.spec
@@ -71,7 +107,14 @@ def default_pod(pod: Pod) -> Pod:
     if not spec.scheduler_name:
         spec_changes["scheduler_name"] = DEFAULT_SCHEDULER_NAME
     if spec.resources is not None:
-        spec_changes["resources"] = _default_requirements(spec.resources)
+        # Pod-level defaults read the containers' defaulted requests and limits.
+        defaulted = msgspec.structs.replace(
+            pod,
+            spec=msgspec.structs.replace(
+                spec, containers=spec_changes["containers"], init_containers=spec_changes["init_containers"]
+            ),
+        )
+        spec_changes["resources"] = _default_pod_level_resources(defaulted)
     meta = pod.metadata
     if not meta.namespace:
         meta = msgspec.structs.replace(meta, namespace="default")

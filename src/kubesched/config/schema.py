@@ -15,6 +15,7 @@ import binascii
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.strconv import parse_int64
 from kubesched.config.gofmt import DurationError, go_float_literal, go_quote, parse_duration
 
 
@@ -350,12 +351,11 @@ def _number_literal(v: Any) -> str:
 
 
 def _parse_go_int(lit: str) -> int | None:
-    """strconv.ParseInt(lit, 10, 64) on a JSON number literal."""
-    body = lit[1:] if lit.startswith("-") else lit
-    if not body.isdigit():
+    """strconv.ParseInt(lit, 10, 64) on a JSON number literal; None when it fails."""
+    try:
+        return parse_int64(lit)
+    except ValueError:
         return None
-    n = int(lit)
-    return n if -(1 << 63) <= n < (1 << 63) else None
 
 
 _INT_RANGE = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}

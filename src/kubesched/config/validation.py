@@ -9,7 +9,6 @@ where upstream iterates a Go map.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
 from kubesched.config.field import (
@@ -21,13 +20,12 @@ from kubesched.config.field import (
     forbidden,
     index,
     invalid,
-    key,
     not_supported,
     required,
     to_aggregate,
 )
 from kubesched.config.gofmt import format_seconds
-from kubesched.config.names import is_extended_resource_name, is_qualified_name, is_valid_label_value
+from kubesched.config.names import is_extended_resource_name, is_qualified_name
 from kubesched.config.types import (
     API_VERSION,
     ClientConnection,
@@ -503,69 +501,13 @@ def validate_node_resources_fit_args(args: NodeResourcesFitArgs, path: str = "")
 
 # ---------------------------------------------------------------- NodeAffinity (component-helpers nodeaffinity)
 
-_NODE_SELECTOR_OPS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
-_FIELD_SELECTOR_OPS = ["In", "NotIn"]
-_INT64_RE = re.compile(r"[+-]?[0-9]+")
-
-
-def _go_parse_int64(s: str) -> bool:
-    if not _INT64_RE.fullmatch(s):
-        return False
-    return -(1 << 63) <= int(s) < (1 << 63)
-
-
-def _values_value(values: list[str]) -> GoJSON:
-    return GoJSON(list(values) if values else None)
-
-
-def _new_requirement(key_: str, op: str, values: list[str], path: str) -> list[str]:
-    """labels.NewRequirement's checks (errors aggregated per requirement)."""
-    errs: list[FieldError] = []
-    msgs = is_qualified_name(key_)
-    if msgs:
-        errs.append(invalid(child(path, "key"), key_, "; ".join(msgs)))
-    vp = child(path, "values")
-    if op in ("In", "NotIn"):
-        if not values:
-            errs.append(invalid(vp, _values_value(values), "for 'in', 'notin' operators, values set can't be empty"))
-    elif op in ("Exists", "DoesNotExist"):
-        if values:
-            errs.append(invalid(vp, _values_value(values), "values set must be empty for exists and does not exist"))
-    elif op in ("Gt", "Lt"):
-        if len(values) != 1:
-            errs.append(invalid(vp, _values_value(values), "for 'Gt', 'Lt' operators, exactly one value is required"))
-        for i, v in enumerate(values):
-            if not _go_parse_int64(v):
-                errs.append(invalid(index(vp, i), v, "for 'Gt', 'Lt' operators, the value must be an integer"))
-    for i, v in enumerate(values):
-        vmsgs = is_valid_label_value(v)
-        if vmsgs:
-            errs.append(invalid(key(index(vp, i), key_), v, "; ".join(vmsgs)))
-    return to_aggregate(errs)
-
 
 def _node_selector_term_errors(term: Any, path: str) -> list[str]:
-    errs: list[str] = []
-    if term.match_expressions:
-        p = child(path, "matchExpressions")
-        for i, expr in enumerate(term.match_expressions):
-            ip = index(p, i)
-            if expr.operator not in _NODE_SELECTOR_OPS:
-                errs.append(str(not_supported(child(ip, "operator"), GoJSON(expr.operator), _NODE_SELECTOR_OPS)))
-                continue
-            errs += _new_requirement(expr.key, expr.operator, list(expr.values), ip)
-    if term.match_fields:
-        p = child(path, "matchFields")
-        for i, expr in enumerate(term.match_fields):
-            ip = index(p, i)
-            if expr.operator in _FIELD_SELECTOR_OPS:
-                if len(expr.values) != 1:
-                    errs.append(
-                        str(invalid(child(ip, "values"), _values_value(list(expr.values)), "must have one element"))
-                    )
-            else:
-                errs.append(str(not_supported(child(ip, "operator"), GoJSON(expr.operator), _FIELD_SELECTOR_OPS)))
-    return errs
+    """newNodeSelectorTerm's parse errors: the scheduler compiles the added affinity the same way."""
+    # api.labels imports this package (field errors, name checks), so it is imported on use.
+    from kubesched.api.labels import parse_term
+
+    return parse_term(term, path)[1]
 
 
 def _is_empty_term(term: Any) -> bool:

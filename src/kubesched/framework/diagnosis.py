@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
+
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo
@@ -19,31 +21,126 @@ EXTENDER_NAME = "Extender"
 
 
 class NodeToStatus:
-    """Statuses of the nodes that failed, by name, plus one status for every node not listed."""
+    """Statuses of the nodes that failed, by name, plus one status for every node not listed.
 
-    __slots__ = ("absent", "statuses")
+    A filtering pass hands over its failures in bulk (`add_groups`: snapshot
+    indices sharing one Status), kept as an index array over the snapshot's
+    nodes; single statuses (`set`) go to a dict. Counting reasons and picking
+    the nodes preemption may help then take a few array operations, not one
+    step per node.
+    """
+
+    __slots__ = ("_dense", "_list", "_node_map", "_nodes", "absent", "explicit")
 
     def __init__(self, statuses: dict[str, Status] | None = None, absent: Status | None = None) -> None:
-        self.statuses: dict[str, Status] = statuses if statuses is not None else {}
+        self.explicit: dict[str, Status] = statuses if statuses is not None else {}
         self.absent = absent if absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        self._dense: np.ndarray | None = None  # snapshot index -> index into _list, -1 when none
+        self._list: list[Status] = []
+        self._nodes: list[NodeInfo] = []
+        self._node_map: dict[str, NodeInfo] = {}
+
+    def add_groups(self, snapshot: Snapshot, groups: list[tuple[np.ndarray, Status]]) -> None:
+        """Record `status` for every node of `idx` (snapshot indices), for each (idx, status) of `groups`."""
+        if self._dense is None or self._nodes is not snapshot.nodes:
+            self._materialize()
+            self._dense = np.full(snapshot.num_nodes, -1, np.int32)
+            self._list = []
+            self._nodes = snapshot.nodes
+            self._node_map = snapshot.node_map
+        for idx, st in groups:
+            self._dense[idx] = len(self._list)
+            self._list.append(st)
+        if self.explicit:
+            for name in list(self.explicit):
+                ni = self._node_map.get(name)
+                if ni is not None and self._dense[ni.index] >= 0:
+                    del self.explicit[name]
+
+    def _materialize(self) -> None:
+        """Move bulk statuses into the dict (when the snapshot's node list changed under them)."""
+        if self._dense is None:
+            return
+        for i in np.flatnonzero(self._dense >= 0).tolist():
+            self.explicit.setdefault(self._nodes[i].name, self._list[self._dense[i]])
+        self._dense = None
+
+    def _bulk_index(self, name: str) -> int:
+        if self._dense is None:
+            return -1
+        ni = self._node_map.get(name)
+        return int(self._dense[ni.index]) if ni is not None else -1
 
     def get(self, name: str) -> Status:
-        return self.statuses.get(name, self.absent)
+        st = self.explicit.get(name)
+        if st is not None:
+            return st
+        j = self._bulk_index(name)
+        return self._list[j] if j >= 0 else self.absent
 
     def set(self, name: str, status: Status) -> None:
-        self.statuses[name] = status
+        if self._dense is not None:
+            ni = self._node_map.get(name)
+            if ni is not None:
+                self._dense[ni.index] = -1
+        self.explicit[name] = status
 
     def __len__(self) -> int:
-        return len(self.statuses)
+        bulk = int(np.count_nonzero(self._dense >= 0)) if self._dense is not None else 0
+        return bulk + len(self.explicit)
 
     def items(self) -> Iterator[tuple[str, Status]]:
-        return iter(self.statuses.items())
+        if self._dense is not None:
+            nodes, lst, dense = self._nodes, self._list, self._dense
+            for i in np.flatnonzero(dense >= 0).tolist():
+                yield nodes[i].name, lst[dense[i]]
+        yield from self.explicit.items()
+
+    @property
+    def statuses(self) -> dict[str, Status]:
+        """Every listed node's status, by name (a copy)."""
+        return dict(self.items())
+
+    def reason_counts(self, num_all_nodes: int) -> dict[str, int]:
+        """How many nodes give each reason, the unlisted ones counting the absent status."""
+        counts: dict[str, int] = {}
+        listed = len(self.explicit)
+        if self._dense is not None:
+            used = self._dense[self._dense >= 0]
+            listed += len(used)
+            for j, n in enumerate(np.bincount(used, minlength=len(self._list)).tolist()):
+                if n:
+                    for r in self._list[j].reasons:
+                        counts[r] = counts.get(r, 0) + n
+        for st in self.explicit.values():
+            for r in st.reasons:
+                counts[r] = counts.get(r, 0) + 1
+        missing = num_all_nodes - listed
+        if missing > 0:
+            for r in self.absent.reasons:
+                counts[r] = counts.get(r, 0) + missing
+        return counts
 
     def nodes_for_status_code(self, snapshot: Snapshot, code: Code) -> list[NodeInfo]:
         """Nodes whose status has `code` (absent ones too when the absent status has it), in snapshot order."""
+        n = snapshot.num_nodes
+        if self._dense is not None and self._nodes is snapshot.nodes:
+            listed = self._dense >= 0
+            codes = np.array([st.code == code for st in self._list] + [False], bool)
+            mask = codes[np.where(listed, self._dense, len(self._list))]
+        else:
+            listed = np.zeros(n, bool)
+            mask = np.zeros(n, bool)
+        node_map = snapshot.node_map
+        for name, st in self.explicit.items():
+            ni = node_map.get(name)
+            if ni is not None:
+                listed[ni.index] = True
+                mask[ni.index] = st.code == code
         if self.absent.code == code:
-            return [ni for ni in snapshot.nodes if self.get(ni.name).code == code]
-        return [ni for ni in snapshot.nodes if (s := self.statuses.get(ni.name)) is not None and s.code == code]
+            mask |= ~listed
+        nodes = snapshot.nodes
+        return [nodes[i] for i in np.flatnonzero(mask).tolist()]
 
 
 class Diagnosis:
@@ -66,15 +163,7 @@ class Diagnosis:
 
 
 def reasons_histogram(node_to_status: NodeToStatus, num_all_nodes: int) -> list[str]:
-    counts: dict[str, int] = {}
-    for _, st in node_to_status.items():
-        for r in st.reasons:
-            counts[r] = counts.get(r, 0) + 1
-    missing = num_all_nodes - len(node_to_status)
-    if missing > 0:
-        for r in node_to_status.absent.reasons:
-            counts[r] = counts.get(r, 0) + missing
-    return sorted(f"{v} {k}" for k, v in counts.items())
+    return sorted(f"{v} {k}" for k, v in node_to_status.reason_counts(num_all_nodes).items())
 
 
 class FitError(Exception):

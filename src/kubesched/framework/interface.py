@@ -160,20 +160,61 @@ def pods_matter_only_by_sums(plugins: Sequence[FilterPlugin], skip: frozenset[st
 
 
 class FilterVerdicts:
-    """A whole-snapshot Filter result: which nodes fail (by snapshot index) and why."""
+    """A whole-snapshot Filter result: which nodes fail (by snapshot index) and why.
 
-    __slots__ = ("_status_of", "failed")
+    Plugins whose failures fall into a few kinds give `keys` (one integer per
+    node) and `status_of_key`: nodes with equal keys share one Status, so the
+    statuses of thousands of failing nodes are grouped with one `np.unique`.
+    """
 
-    def __init__(self, failed: np.ndarray, status_of: Callable[[int], Status]) -> None:
+    __slots__ = ("_keys", "_status_of", "failed", "status_of_key")
+
+    def __init__(
+        self,
+        failed: np.ndarray,
+        status_of: Callable[[int], Status] | None = None,
+        keys: np.ndarray | Callable[[], np.ndarray] | None = None,
+        status_of_key: Callable[[int], Status] | None = None,
+    ) -> None:
         self.failed = failed
+        # An array, or a function computing it when a status is first asked for.
+        self._keys = keys
+        self.status_of_key = status_of_key
+        if status_of is None:
+            if keys is None or status_of_key is None:
+                raise ValueError("FilterVerdicts needs status_of, or keys and status_of_key")
+            status_of = self._by_key
         self._status_of = status_of
+
+    @property
+    def keys(self) -> np.ndarray | None:
+        k = self._keys
+        if k is not None and not isinstance(k, np.ndarray):
+            k = self._keys = k()
+        return k
+
+    def _by_key(self, i: int) -> Status:
+        return self.status_of_key(int(self.keys[i]))  # type: ignore[index,misc]
 
     @classmethod
     def uniform(cls, failed: np.ndarray, status: Status) -> FilterVerdicts:
-        return cls(failed, lambda _i: status)
+        return cls(failed, keys=np.zeros(len(failed), np.int8), status_of_key=lambda _k: status)
 
     def status(self, i: int) -> Status:
         return self._status_of(i)
+
+    def grouped(self, rows: np.ndarray) -> list[tuple[np.ndarray, Status]]:
+        """The statuses of `rows`, as (positions into rows, status) per distinct status."""
+        if self.keys is not None and self.status_of_key is not None:
+            uniq, inverse = np.unique(self.keys[rows], return_inverse=True)
+            if len(uniq) == 1:
+                return [(np.arange(len(rows)), self.status_of_key(int(uniq[0])))]
+            return [(np.flatnonzero(inverse == j), self.status_of_key(int(k))) for j, k in enumerate(uniq.tolist())]
+        by_status: dict[int, tuple[list[int], Status]] = {}
+        for j, r in enumerate(rows.tolist()):
+            st = self._status_of(r)
+            by_status.setdefault(id(st), ([], st))[0].append(j)
+        return [(np.array(js, np.int64), st) for js, st in by_status.values()]
 
 
 class VectorFilterPlugin(FilterPlugin):

@@ -11,7 +11,15 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from kubesched.api.labels import NODE_NAME_FIELD, CompiledTerm, NodeSelectorMatcher, Requirement, Selector
+from kubesched.api.labels import (
+    NODE_NAME_FIELD,
+    CompiledTerm,
+    NodeSelectorMatcher,
+    Requirement,
+    Selector,
+    field_matches,
+)
+from kubesched.api.strconv import parse_int64
 from kubesched.framework.snapshot import Snapshot
 
 
@@ -64,7 +72,7 @@ def _requirement_mask(index: LabelIndex, r: Requirement) -> np.ndarray:
     m = np.zeros(n, bool)
     for v, ix in index.by_value.items():
         try:
-            num = int(v)
+            num = parse_int64(v)
         except ValueError:
             continue
         if (num > r.number) if op == "Gt" else (num < r.number):
@@ -83,6 +91,9 @@ def term_mask(snapshot: Snapshot, term: CompiledTerm) -> np.ndarray:
     for r in term.fields:
         if r.key == NODE_NAME_FIELD:
             m &= _requirement_mask(_name_index(snapshot), r)
+        elif not field_matches(r, ""):
+            # Nodes have no other field: it reads as "" on every node.
+            m[:] = False
     return m
 
 

@@ -13,7 +13,11 @@ changed since the index last looked (usually the one node the last pod went to).
   (e.g. the distinct required anti-affinity terms of existing pods), with one
   array per key; keys that no pod carries any more are dropped.
 
-Both are built on first use (one pass over all pods, as upstream pays every
+- `SumsIndex`: per node, the summed requests of some of its pods (e.g. those
+  below a priority, which preemption would evict).
+- `RowValues`: per node, any value derived from its NodeInfo.
+
+All are built on first use (one pass over all pods, as upstream pays every
 cycle) and dropped when the node list changes.
 """
 
@@ -23,7 +27,7 @@ from collections.abc import Callable, Hashable, Iterable
 
 import numpy as np
 
-from kubesched.framework.types import NodeInfo
+from kubesched.framework.types import NodeInfo, Resource
 
 
 class CountIndex:
@@ -84,3 +88,58 @@ class KeyIndex:
             self.per_node[i] = new
         self.gens[stale] = row_gen[stale]
         return arrays
+
+
+class SumsIndex:
+    """Per node, summed requests and number of the pods `select(node_info)` picks (as a Resource and a count)."""
+
+    __slots__ = ("cpu", "eph", "gens", "mem", "pods", "scalar", "select")
+
+    def __init__(self, n: int, select: Callable[[NodeInfo], tuple[Resource, int]]) -> None:
+        self.select = select
+        self.gens = np.full(n, -1, np.int64)
+        self.cpu = np.zeros(n, np.int64)
+        self.mem = np.zeros(n, np.int64)
+        self.eph = np.zeros(n, np.int64)
+        self.pods = np.zeros(n, np.int64)
+        self.scalar: dict[str, np.ndarray] = {}
+
+    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> SumsIndex:
+        stale = np.flatnonzero(self.gens != row_gen)
+        if len(stale):
+            n = len(self.gens)
+            for i in stale.tolist():
+                r, count = self.select(nodes[i])
+                self.cpu[i] = r.milli_cpu
+                self.mem[i] = r.memory
+                self.eph[i] = r.ephemeral_storage
+                self.pods[i] = count
+                for arr in self.scalar.values():
+                    arr[i] = 0
+                for name, v in r.scalar.items():
+                    arr = self.scalar.get(name)
+                    if arr is None:
+                        arr = self.scalar[name] = np.zeros(n, np.int64)
+                    arr[i] = v
+            self.gens[stale] = row_gen[stale]
+        return self
+
+
+class RowValues:
+    """Per node, a value derived from its NodeInfo (e.g. its pods in some order), rebuilt when the row changes."""
+
+    __slots__ = ("derive", "gens", "values")
+
+    def __init__(self, n: int, derive: Callable[[NodeInfo], object]) -> None:
+        self.derive = derive
+        self.gens = np.full(n, -1, np.int64)
+        self.values: list[object] = [None] * n
+
+    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> list[object]:
+        stale = np.flatnonzero(self.gens != row_gen)
+        if len(stale):
+            values, derive = self.values, self.derive
+            for i in stale.tolist():
+                values[i] = derive(nodes[i])
+            self.gens[stale] = row_gen[stale]
+        return self.values

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework.types import PodInfo, Resource
+from kubesched.framework.types import NodeInfo, PodInfo, Resource
 
 # CycleState key under which the runtime leaves this cycle's whole-snapshot Filter verdicts
 # ({plugin name: failed mask}), for preemption's dry runs to reuse.
@@ -60,6 +60,24 @@ class ExtraSums:
                 lst = self._scalar[name] = [0] * self.n
             lst[k] += sign * v
 
+    @classmethod
+    def of_arrays(
+        cls, cpu: np.ndarray, mem: np.ndarray, eph: np.ndarray, pods: np.ndarray, scalar: dict[str, np.ndarray]
+    ) -> ExtraSums:
+        """Already frozen sums (the list form, for `resource`, is derived from the arrays)."""
+        e = cls.__new__(cls)
+        e.n = len(cpu)
+        e.cpu, e.mem, e.eph, e.pods, e.scalar = cpu, mem, eph, pods, scalar
+        e._cpu = e._mem = e._eph = e._pods = None  # type: ignore[assignment]
+        e._scalar = {}
+        return e
+
+    def take(self, idx: np.ndarray) -> ExtraSums:
+        """The sums at positions `idx` (frozen sums only)."""
+        return ExtraSums.of_arrays(
+            self.cpu[idx], self.mem[idx], self.eph[idx], self.pods[idx], {k: v[idx] for k, v in self.scalar.items()}
+        )
+
     def freeze(self) -> ExtraSums:
         self.cpu = np.array(self._cpu, np.int64)
         self.mem = np.array(self._mem, np.int64)
@@ -70,6 +88,17 @@ class ExtraSums:
 
     def resource(self, k: int) -> tuple[Resource, int]:
         """Position k's extra as a Resource and a pod count (for the per-node reference code)."""
+        if self._cpu is None:
+            return (
+                Resource(
+                    int(self.cpu[k]),
+                    int(self.mem[k]),
+                    int(self.eph[k]),
+                    0,
+                    {name: int(v[k]) for name, v in self.scalar.items() if v[k]},
+                ),
+                int(self.pods[k]),
+            )
         return (
             Resource(
                 self._cpu[k],
@@ -80,6 +109,71 @@ class ExtraSums:
             ),
             self._pods[k],
         )
+
+
+class NominationColumns:
+    """Per priority, the summed requests and number of pods nominated to each node of one snapshot node list.
+
+    The nominator keeps it up to date as pods are nominated and cleared, so a
+    cycle reads the nominated pods it must yield to as a few array sums instead
+    of walking every nomination.
+    """
+
+    __slots__ = ("_by_priority", "_index", "nodes")
+
+    def __init__(self, nodes: list[NodeInfo]) -> None:
+        self.nodes = nodes
+        self._index = {ni.name: i for i, ni in enumerate(nodes)}
+        # priority -> [cpu, mem, eph, pods] arrays and scalar name -> array
+        self._by_priority: dict[int, tuple[list[np.ndarray], dict[str, np.ndarray]]] = {}
+
+    def add(self, node: str, pi: PodInfo, sign: int) -> None:
+        i = self._index.get(node)
+        if i is None:
+            return
+        cols = self._by_priority.get(pi.priority)
+        if cols is None:
+            n = len(self.nodes)
+            cols = self._by_priority[pi.priority] = ([np.zeros(n, np.int64) for _ in range(4)], {})
+        base, scalar = cols
+        r = pi.requests
+        base[0][i] += sign * r.milli_cpu
+        base[1][i] += sign * r.memory
+        base[2][i] += sign * r.ephemeral_storage
+        base[3][i] += sign
+        for name, v in r.scalar.items():
+            arr = scalar.get(name)
+            if arr is None:
+                arr = scalar[name] = np.zeros(len(self.nodes), np.int64)
+            arr[i] += sign * v
+
+    def at_least(self, priority: int, own: tuple[str, PodInfo] | None) -> ExtraSums | None:
+        """Per node, the nominated pods of `priority` or more, less `own` (the pod's own nomination); None if none."""
+        levels = [cols for p, cols in self._by_priority.items() if p >= priority]
+        if not levels:
+            return None
+        n = len(self.nodes)
+        base = [np.zeros(n, np.int64) for _ in range(4)]
+        scalar: dict[str, np.ndarray] = {}
+        for cols, sc in levels:
+            for acc, arr in zip(base, cols, strict=True):
+                acc += arr
+            for name, arr in sc.items():
+                if name in scalar:
+                    scalar[name] = scalar[name] + arr
+                else:
+                    scalar[name] = arr.copy()
+        if own is not None and own[1].priority >= priority:
+            i = self._index.get(own[0])
+            if i is not None:
+                r = own[1].requests
+                base[0][i] -= r.milli_cpu
+                base[1][i] -= r.memory
+                base[2][i] -= r.ephemeral_storage
+                base[3][i] -= 1
+                for name, v in r.scalar.items():
+                    scalar[name][i] -= v
+        return ExtraSums.of_arrays(base[0], base[1], base[2], base[3], scalar)
 
 
 def with_extra(base: Resource, pod_count: int, extra: ExtraSums, k: int) -> tuple[Resource, int]:

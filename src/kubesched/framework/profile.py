@@ -1,10 +1,12 @@
 """Building a profile's Framework from its configuration (runtime.NewFramework, profile.NewMap).
 
 Plugins are instantiated once per profile, then placed on each extension point:
-first those enabled for that point explicitly, then the multiPoint ones in the
-order upstream's expandMultiPointPlugins gives (explicit re-configurations
-first, then multiPoint-only plugins, then the remaining explicit ones). A bad
-profile fails here, at start-up, with upstream's error text.
+first those enabled for each point explicitly (all points are checked before
+any multiPoint expansion, so explicit errors come first), then the multiPoint
+ones in the order upstream's expandMultiPointPlugins gives (explicit
+re-configurations first, then multiPoint-only plugins, then the remaining
+explicit ones). A bad profile fails here, at start-up, with upstream's error
+text.
 """
 
 from __future__ import annotations
@@ -76,10 +78,8 @@ def _instantiate(factory: PluginFactory, args: Any, handle: Any) -> Plugin:
     return factory(args, handle)
 
 
-def _expand(
-    plugins: Plugins, pmap: Mapping[str, Plugin], field_name: str, iface: type[Plugin], iface_name: str
-) -> list[Plugin]:
-    pset: PluginSet = plugins.extension_point(field_name)
+def _explicit(pset: PluginSet, pmap: Mapping[str, Plugin], iface: type[Plugin], iface_name: str) -> list[str]:
+    """updatePluginList: the plugins enabled for one extension point by name."""
     enabled: list[str] = []
     for ref in pset.enabled:
         pg = pmap.get(ref.name)
@@ -90,11 +90,21 @@ def _expand(
         if ref.name in enabled:
             raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface_name}"')
         enabled.append(ref.name)
-    if not plugins.multi_point.enabled:
-        return [pmap[n] for n in enabled]
+    return enabled
+
+
+def _expand_multi_point(
+    plugins: Plugins,
+    pset: PluginSet,
+    enabled: list[str],
+    pmap: Mapping[str, Plugin],
+    iface: type[Plugin],
+    iface_name: str,
+) -> list[str]:
+    """expandMultiPointPlugins for one extension point: re-configured, multiPoint-only, then other explicit ones."""
     disabled = {p.name for p in pset.disabled}
     if "*" in disabled:
-        return [pmap[n] for n in enabled]
+        return enabled
     multi: list[str] = []
     overrides: list[str] = []
     for ref in plugins.multi_point.enabled:
@@ -109,8 +119,7 @@ def _expand(
         if ref.name in multi:
             raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface_name}"')
         multi.append(ref.name)
-    ordered = [n for n in enabled if n in overrides] + multi + [n for n in enabled if n not in overrides]
-    return [pmap[n] for n in ordered]
+    return [n for n in enabled if n in overrides] + multi + [n for n in enabled if n not in overrides]
 
 
 def _score_weights(plugins: Plugins, pmap: Mapping[str, Plugin]) -> dict[str, int]:
@@ -152,9 +161,17 @@ def build_framework(
             raise
         except Exception as err:
             raise FrameworkError(f'initializing plugin "{name}": {err}') from err
-    by_point: dict[str, list[Plugin]] = {}
-    for field_name, key, iface, iface_name in _EXTENSION_POINTS:
-        by_point[key] = _expand(profile.plugins, pmap, field_name, iface, iface_name)
+    # Every explicit extension point is checked before any multiPoint expansion, as NewFramework does.
+    plugins = profile.plugins
+    names = {
+        key: _explicit(plugins.extension_point(field_name), pmap, iface, iface_name)
+        for field_name, key, iface, iface_name in _EXTENSION_POINTS
+    }
+    if plugins.multi_point.enabled:
+        for field_name, key, iface, iface_name in _EXTENSION_POINTS:
+            pset = plugins.extension_point(field_name)
+            names[key] = _expand_multi_point(plugins, pset, names[key], pmap, iface, iface_name)
+    by_point = {key: [pmap[n] for n in lst] for key, lst in names.items()}
     if len(by_point["queueSort"]) != 1:
         raise FrameworkError(
             f'only one queue sort plugin required for profile with scheduler name "{profile.scheduler_name}", '

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.config.gofmt import go_quote
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -58,18 +59,26 @@ if TYPE_CHECKING:
     from kubesched.framework.snapshot import Snapshot
 
 _NO_FAILURE = np.int32(1 << 30)
+_ENQUEUE_EXTENSION_POINTS = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin)
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
 def _plugin_raised(point: str, plugin: Plugin, err: BaseException) -> Status:
     """A plugin that raises is contained: an Error status naming the plugin."""
-    return Status.as_error(f"plugin {plugin.name!r} raised at {point}: {type(err).__name__}: {err}", plugin.name)
+    return Status.as_error(
+        f"plugin {go_quote(plugin.name)} raised at {point}: {type(err).__name__}: {err}", plugin.name
+    )
+
+
+def _score_failed(phase: str, plugin: Plugin, s: Status) -> Status:
+    """A Score or NormalizeScore failure: "<phase>: plugin "<name>" failed with: <error>"."""
+    return Status.as_error(f"{phase}: plugin {go_quote(plugin.name)} failed with: {s.message()}")
 
 
 class FilterOutcome:
     """The result of filtering: feasible node indices (in scheduling order) and, lazily, why others failed."""
 
-    __slots__ = ("_failed", "_status_of", "_statuses", "error", "feasible", "processed")
+    __slots__ = ("_failed", "_grouper", "_status_of", "_statuses", "error", "feasible", "processed")
 
     def __init__(
         self,
@@ -78,6 +87,7 @@ class FilterOutcome:
         failed: np.ndarray,
         status_of: Callable[[int], Status],
         error: Status | None = None,
+        grouper: Callable[[np.ndarray], list[tuple[np.ndarray, Status]]] | None = None,
     ) -> None:
         self.feasible = feasible
         self.processed = processed
@@ -85,6 +95,16 @@ class FilterOutcome:
         self._status_of = status_of
         self.error = error
         self._statuses: dict[int, Status] | None = None
+        self._grouper = grouper
+
+    def groups(self) -> list[tuple[np.ndarray, Status]]:
+        """The failed nodes as (snapshot indices, status) per distinct status."""
+        if self._grouper is not None:
+            return self._grouper(self._failed)
+        by_status: dict[int, tuple[list[int], Status]] = {}
+        for i, st in self.statuses().items():
+            by_status.setdefault(id(st), ([], st))[0].append(i)
+        return [(np.array(ix, np.int64), st) for ix, st in by_status.values()]
 
     def statuses(self) -> dict[int, Status]:
         """Snapshot index -> the status of its first failing plugin, for every processed failing node."""
@@ -142,19 +162,13 @@ class Framework:
         return self.queue_sort_plugins[0]
 
     def enqueue_extensions(self) -> list[Plugin]:
-        """Every plugin that may reject a pod (PreEnqueue, PreFilter, Filter, Reserve, Permit, PreBind)."""
-        seen: dict[str, Plugin] = {}
-        for lst in (
-            self.pre_enqueue_plugins,
-            self.pre_filter_plugins,
-            self.filter_plugins,
-            self.reserve_plugins,
-            self.permit_plugins,
-            self.pre_bind_plugins,
-        ):
-            for p in lst:
-                seen.setdefault(p.name, p)
-        return list(seen.values())
+        """The instantiated plugins that register cluster events (fillEnqueueExtensions).
+
+        Only PreEnqueue, PreFilter, Filter, Reserve and Permit plugins qualify
+        (shouldHaveEnqueueExtensions), judged by what the plugin implements, not
+        where the profile enables it; a PreBind-only plugin registers nothing.
+        """
+        return [p for p in self.all_plugins.values() if isinstance(p, _ENQUEUE_EXTENSION_POINTS)]
 
     def has_enqueue_extensions(self, p: Plugin) -> bool:
         return isinstance(p, EnqueueExtensions)
@@ -186,17 +200,19 @@ class Framework:
                         continue
                     return (
                         None,
-                        Status.as_error(f"running PreFilter plugin {pl.name!r}: {s.message()}", pl.name),
+                        Status.as_error(f"running PreFilter plugin {go_quote(pl.name)}: {s.message()}", pl.name),
                         set(),
                     )
                 if r is not None and not r.all_nodes():
                     plugins_with_nodes.append(pl.name)
                     result = r if result is None else result.merge(r)
                     if not result.all_nodes() and not result.node_names:
-                        if len(plugins_with_nodes) == 1:
-                            msg = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
+                        # sets.List: the plugin names sorted.
+                        listed = sorted(plugins_with_nodes)
+                        if len(listed) == 1:
+                            msg = f"node(s) didn't satisfy plugin {listed[0]}"
                         else:
-                            msg = f"node(s) didn't satisfy plugin(s) [{' '.join(plugins_with_nodes)}] simultaneously"
+                            msg = f"node(s) didn't satisfy plugin(s) [{' '.join(listed)}] simultaneously"
                         return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(plugins_with_nodes)
             return result, return_status, set(plugins_with_nodes)
         finally:
@@ -213,7 +229,7 @@ class Framework:
             except Exception as err:  # noqa: BLE001
                 return _plugin_raised("PreFilter AddPod", pl, err)
             if s is not None and s.code != Code.SUCCESS:
-                return Status.as_error(f"running AddPod on PreFilter plugin {pl.name!r}: {s.message()}", pl.name)
+                return Status.as_error(f"running AddPod on PreFilter plugin {go_quote(pl.name)}: {s.message()}")
         return None
 
     def run_pre_filter_extension_remove_pod(
@@ -227,7 +243,7 @@ class Framework:
             except Exception as err:  # noqa: BLE001
                 return _plugin_raised("PreFilter RemovePod", pl, err)
             if s is not None and s.code != Code.SUCCESS:
-                return Status.as_error(f"running RemovePod on PreFilter plugin {pl.name!r}: {s.message()}", pl.name)
+                return Status.as_error(f"running RemovePod on PreFilter plugin {go_quote(pl.name)}: {s.message()}")
         return None
 
     # ------------------------------------------------------------ Filter, node by node
@@ -243,7 +259,7 @@ class Framework:
                 return _plugin_raised("Filter", pl, err)
             if s is not None and s.code != Code.SUCCESS:
                 if not s.is_rejected():
-                    s = Status.as_error(f"running {pl.name!r} filter plugin: {s.message()}")
+                    s = Status.as_error(f"running {go_quote(pl.name)} filter plugin: {s.message()}")
                 s.plugin = pl.name
                 return s
         return None
@@ -298,19 +314,17 @@ class Framework:
         pod: PodInfo,
         snapshot: Snapshot,
         plugins: list[FilterPlugin],
-        special: dict[int, list[PodInfo]],
+        nominated: ExtraSums,
         first_fail: np.ndarray | None,
-    ) -> tuple[np.ndarray, dict[int, Callable[[], Status]]]:
+    ) -> tuple[np.ndarray, _NominatedVerdicts | None]:
         """Re-judge nodes with nominated pods of equal or higher priority, those pods counted in the sums."""
         if first_fail is None:
             first_fail = np.full(snapshot.num_nodes, _NO_FAILURE, np.int32)
-        idx = np.array(sorted(special), np.int64)
-        extra = ExtraSums(len(idx))
-        for k, i in enumerate(idx):
-            for other in special[int(i)]:
-                extra.add(k, other)
-        extra.freeze()
-        overrides: dict[int, Callable[[], Status]] = {}
+        idx = np.flatnonzero(nominated.pods > 0)
+        if not len(idx):
+            return first_fail, None
+        extra = nominated.take(idx)
+        out = _NominatedVerdicts(snapshot.num_nodes)
         for pos, pl in enumerate(plugins):
             if not isinstance(pl, ResourceSumsFilterPlugin):
                 continue
@@ -318,11 +332,12 @@ class Framework:
             if not live.any():
                 break
             verdicts = pl.amounts_verdicts_all(state, pod, snapshot, idx, extra)
-            for k in np.flatnonzero(live & verdicts.failed):
-                i = int(idx[k])
-                first_fail[i] = pos
-                overrides[i] = _status_at(verdicts, int(k), pl.name)
-        return first_fail, overrides
+            hit = np.flatnonzero(live & verdicts.failed)
+            if len(hit):
+                first_fail[idx[hit]] = pos
+                out.rows[idx[hit]] = hit
+                out.verdicts[pos] = verdicts
+        return first_fail, (out if out.verdicts else None)
 
     def find_feasible(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, order: np.ndarray, num_to_find: int
@@ -339,7 +354,7 @@ class Framework:
         verdicts: dict[int, FilterVerdicts] = {}
         per_node: list[int] = []
         vector = self.use_vector_paths
-        stash: dict[str, np.ndarray] = {}
+        stash: dict[str, np.ndarray | None] = {}
         state.write(FILTER_VERDICTS_KEY, stash)
         for pos, pl in enumerate(plugins):
             if vector and isinstance(pl, VectorFilterPlugin):
@@ -348,6 +363,7 @@ class Framework:
                 except Exception as err:  # noqa: BLE001
                     return _error_outcome(_plugin_raised("Filter", pl, err))
                 if v is None:
+                    stash[pl.name] = None  # passes on every node
                     continue
                 verdicts[pos] = v
                 stash[pl.name] = v.failed
@@ -357,31 +373,39 @@ class Framework:
             else:
                 per_node.append(pos)
 
+        nominated: _NominatedVerdicts | None = None
+
         def vector_status(i: int) -> Status:
             assert first_fail is not None
             pos = int(first_fail[i])
-            s = verdicts[pos].status(i)
+            if nominated is not None and nominated.rows[i] >= 0:
+                s = nominated.verdicts[pos].status(int(nominated.rows[i]))
+            else:
+                s = verdicts[pos].status(i)
             s.plugin = plugins[pos].name
             return s
 
-        node_map = snapshot.node_map
-        special = {
-            node_map[name].index: pods
-            for name, pods in ge_priority_nominations(self.handle.nominator(), pod).items()
-            if name in node_map
-        }
-        if special and not per_node and vector and pods_matter_only_by_sums(self.filter_plugins, skip):
-            # Nominated pods only add to the sums the resource filters read: count them in without
-            # cloning NodeInfos (the second, pod-less pass can only pass when the first one did).
-            first_fail, overrides = self._count_nominated(state, pod, snapshot, plugins, special, first_fail)
-            if overrides:
-                base_status = vector_status
+        def grouper(failed: np.ndarray) -> list[tuple[np.ndarray, Status]]:
+            assert first_fail is not None
+            return _group_failures(failed, first_fail, verdicts, plugins, nominated)
 
-                def vector_status(i: int) -> Status:
-                    make = overrides.get(i)
-                    return make() if make is not None else base_status(i)
+        special: dict[int, list[PodInfo]] = {}
+        nominator = self.handle.nominator()
+        if nominator is not None and nominator.has_nominations():
+            if not per_node and vector and pods_matter_only_by_sums(self.filter_plugins, skip):
+                # Nominated pods only add to the sums the resource filters read: count them in without
+                # cloning NodeInfos (the second, pod-less pass can only pass when the first one did).
+                sums = nominator.sums_at_least(snapshot.nodes, pod)
+                if sums is not None:
+                    first_fail, nominated = self._count_nominated(state, pod, snapshot, plugins, sums, first_fail)
 
-            special = {}
+            else:
+                node_map = snapshot.node_map
+                special = {
+                    node_map[name].index: pods
+                    for name, pods in ge_priority_nominations(nominator, pod).items()
+                    if name in node_map
+                }
         if not per_node and not special:
             if first_fail is None:
                 feasible = order[:num_to_find]
@@ -396,7 +420,7 @@ class Framework:
                 processed = int(np.searchsorted(np.cumsum(ok), num_to_find + 1))
             head = order[:processed]
             ok_head = ok[:processed]
-            return FilterOutcome(head[ok_head], processed, head[~ok_head], vector_status)
+            return FilterOutcome(head[ok_head], processed, head[~ok_head], vector_status, grouper=grouper)
 
         nodes = snapshot.nodes
         feasible_list: list[int] = []
@@ -422,7 +446,7 @@ class Framework:
                         return _error_outcome(_plugin_raised("Filter", pl, err))
                     if s is not None and s.code != Code.SUCCESS:
                         if not s.is_rejected():
-                            s = Status.as_error(f"running {pl.name!r} filter plugin: {s.message()}")
+                            s = Status.as_error(f"running {go_quote(pl.name)} filter plugin: {s.message()}")
                         s.plugin = pl.name
                         st = s
                         break
@@ -488,7 +512,7 @@ class Framework:
                     skip.add(pl.name)
                     continue
                 if s is not None and s.code != Code.SUCCESS:
-                    return Status.as_error(f"running PreScore plugin {pl.name!r}: {s.message()}")
+                    return Status.as_error(f"running PreScore plugin {go_quote(pl.name)}: {s.message()}")
             return None
         finally:
             state.skip_score_plugins = frozenset(skip)
@@ -496,14 +520,16 @@ class Framework:
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
     ) -> tuple[np.ndarray | None, dict[str, np.ndarray], Status | None]:
-        """Totals over `idx` and each plugin's weighted scores; or an Error status."""
+        """Totals over `idx` and each plugin's weighted scores; or an Error status.
+
+        As RunScorePlugins: every plugin scores every node, then every plugin
+        normalizes, then the scores are range-checked and weighted; each phase
+        reports its own error.
+        """
         nodes = snapshot.nodes
-        names: Any = None
-        total = np.zeros(len(idx), np.int64)
-        per_plugin: dict[str, np.ndarray] = {}
-        for pl in self.score_plugins:
-            if pl.name in state.skip_score_plugins:
-                continue
+        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
+        raw: list[np.ndarray] = []
+        for pl in plugins:
             try:
                 if self.use_vector_paths and isinstance(pl, VectorScorePlugin):
                     scores = np.asarray(pl.score_all(state, pod, snapshot, idx), np.int64)
@@ -512,34 +538,43 @@ class Framework:
                     for k, i in enumerate(idx):
                         v, s = pl.score(state, pod, nodes[int(i)])
                         if s is not None and s.code != Code.SUCCESS:
-                            return (
-                                None,
-                                {},
-                                Status.as_error(f"running Score plugins: plugin {pl.name!r}: {s.message()}"),
-                            )
+                            return None, {}, _score_failed("running Score plugins", pl, s)
                         scores[k] = v
-                if pl.has_normalize():
-                    if names is None:
-                        names = snapshot.node_names()[idx]
-                    lst = NodeScoreList(names, scores)
-                    s = pl.normalize_score(state, pod, lst)
-                    if s is not None and s.code != Code.SUCCESS:
-                        return (
-                            None,
-                            {},
-                            Status.as_error(f"running Normalize on Score plugins: plugin {pl.name!r}: {s.message()}"),
-                        )
-                    scores = lst.scores
             except Exception as err:  # noqa: BLE001
                 return None, {}, _plugin_raised("Score", pl, err)
-            if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+            raw.append(scores)
+        names: Any = None
+        for k, pl in enumerate(plugins):
+            if not pl.has_normalize():
+                continue
+            if names is None:
+                names = snapshot.node_names()[idx]
+            lst = NodeScoreList(names, raw[k])
+            try:
+                s = pl.normalize_score(state, pod, lst)
+            except Exception as err:  # noqa: BLE001
+                return None, {}, _plugin_raised("NormalizeScore", pl, err)
+            if s is not None and s.code != Code.SUCCESS:
+                return None, {}, _score_failed("running Normalize on Score plugins", pl, s)
+            raw[k] = lst.scores
+        total = np.zeros(len(idx), np.int64)
+        per_plugin: dict[str, np.ndarray] = {}
+        if raw and len(idx):
+            # One pass over all plugins' scores for the range check (the common case: all in range).
+            stacked = np.stack(raw)
+            in_range = stacked.max() <= MAX_NODE_SCORE and stacked.min() >= MIN_NODE_SCORE
+        else:
+            in_range = True
+        for pl, scores in zip(plugins, raw, strict=True):
+            if not in_range and len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
                 bad = int(scores[(scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)][0])
                 return (
                     None,
                     {},
                     Status.as_error(
-                        f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid "
-                        f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                        f"applying score defaultWeights on Score plugins: plugin {go_quote(pl.name)} returns an "
+                        f"invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                        "after normalizing"
                     ),
                 )
             weighted = scores * self.score_weights.get(pl.name, 1)
@@ -559,7 +594,7 @@ class Framework:
                 if s.is_rejected():
                     s.plugin = pl.name
                     return s
-                return Status.as_error(f"running Reserve plugin {pl.name!r}: {s.message()}")
+                return Status.as_error(f"running Reserve plugin {go_quote(pl.name)}: {s.message()}")
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
@@ -583,10 +618,12 @@ class Framework:
             if s.code == Code.WAIT:
                 waits[pl.name] = min(timeout, MAX_PERMIT_TIMEOUT)
                 continue
-            return Status.as_error(f"running Permit plugin {pl.name!r}: {s.message()}", pl.name)
+            return Status.as_error(f"running Permit plugin {go_quote(pl.name)}: {s.message()}", pl.name)
         if waits:
             self.waiting_pods.add(WaitingPod(pod, node, waits, self.handle.now()))
-            return Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}")
+            return Status(
+                Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {go_quote(pod.name)}"
+            )
         return None
 
     # ------------------------------------------------------------ PreBind / Bind / PostBind
@@ -601,7 +638,7 @@ class Framework:
                 if s.is_rejected():
                     s.plugin = pl.name
                     return s
-                return Status.as_error(f"running PreBind plugin {pl.name!r}: {s.message()}", pl.name)
+                return Status.as_error(f"running PreBind plugin {go_quote(pl.name)}: {s.message()}")
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
@@ -619,7 +656,7 @@ class Framework:
                 if s.is_rejected():
                     s.plugin = pl.name
                     return s
-                return Status.as_error(f"running Bind plugin {pl.name!r}: {s.message()}", pl.name)
+                return Status.as_error(f"running Bind plugin {go_quote(pl.name)}: {s.message()}")
             return s
         return s
 
@@ -630,13 +667,48 @@ class Framework:
                 pl.post_bind(state, pod, node)
 
 
-def _status_at(verdicts: FilterVerdicts, k: int, plugin: str) -> Callable[[], Status]:
-    def make() -> Status:
-        st = verdicts.status(k)
-        st.plugin = plugin
-        return st
+class _NominatedVerdicts:
+    """Nodes whose first failure comes from re-judging them with their nominated pods counted.
 
-    return make
+    `rows[i]` is node i's row in the re-judged verdicts (-1: not re-judged), and
+    `verdicts[pos]` those of the plugin at position pos.
+    """
+
+    __slots__ = ("rows", "verdicts")
+
+    def __init__(self, n: int) -> None:
+        self.rows = np.full(n, -1, np.int64)
+        self.verdicts: dict[int, FilterVerdicts] = {}
+
+
+def _group_failures(
+    failed: np.ndarray,
+    first_fail: np.ndarray,
+    verdicts: dict[int, FilterVerdicts],
+    plugins: list[FilterPlugin],
+    nominated: _NominatedVerdicts | None,
+) -> list[tuple[np.ndarray, Status]]:
+    """The statuses of the failed nodes (snapshot indices), grouped by their first failing plugin's verdict."""
+    out: list[tuple[np.ndarray, Status]] = []
+    ff = first_fail[failed]
+    rows = nominated.rows[failed] if nominated is not None else None
+    for pos in np.unique(ff).tolist():
+        sel = ff == pos
+        parts: list[tuple[np.ndarray, FilterVerdicts, np.ndarray]] = []
+        if rows is None:
+            parts.append((failed[sel], verdicts[pos], failed[sel]))
+        else:
+            base = sel & (rows < 0)
+            over = sel & (rows >= 0)
+            if base.any():
+                parts.append((failed[base], verdicts[pos], failed[base]))
+            if over.any():
+                parts.append((failed[over], nominated.verdicts[pos], rows[over]))  # type: ignore[union-attr]
+        for nodes, v, at in parts:
+            for js, st in v.grouped(at):
+                st.plugin = plugins[pos].name
+                out.append((nodes[js], st))
+    return out
 
 
 def _error_outcome(status: Status) -> FilterOutcome:

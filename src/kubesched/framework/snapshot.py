@@ -17,8 +17,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from kubesched.framework.pod_index import CountIndex, KeyIndex
-from kubesched.framework.types import NodeInfo
+from kubesched.framework.pod_index import CountIndex, KeyIndex, RowValues, SumsIndex
+from kubesched.framework.types import NodeInfo, Resource
+
+PodIndex = CountIndex | KeyIndex | SumsIndex | RowValues
 
 # Pod indexes kept at once (least recently used dropped): each holds an int64 per node.
 MAX_POD_INDEXES = 128
@@ -81,6 +83,11 @@ class NodeColumns:
         self.nz_cpu = np.zeros(n, np.int64)
         self.nz_mem = np.zeros(n, np.int64)
         self.pod_count = np.zeros(n, np.int64)
+        # allocatable - requested (and allowed pods - pods): what NodeResourcesFit compares a request with.
+        self.free_cpu = np.zeros(n, np.int64)
+        self.free_mem = np.zeros(n, np.int64)
+        self.free_eph = np.zeros(n, np.int64)
+        self.free_pods = np.zeros(n, np.int64)
         self.has_ports = np.zeros(n, bool)
         # scalar resource name -> (allocatable, requested, has-allocatable-entry)
         self.scalar_alloc: dict[str, np.ndarray] = {}
@@ -106,6 +113,10 @@ class NodeColumns:
         self.nz_cpu[i] = z.milli_cpu
         self.nz_mem[i] = z.memory
         self.pod_count[i] = len(ni.pods)
+        self.free_cpu[i] = a.milli_cpu - r.milli_cpu
+        self.free_mem[i] = a.memory - r.memory
+        self.free_eph[i] = a.ephemeral_storage - r.ephemeral_storage
+        self.free_pods[i] = a.allowed_pod_number - len(ni.pods)
         self.has_ports[i] = bool(ni.used_ports)
         for name in a.scalar.keys() | r.scalar.keys():
             self._ensure_scalar(name, nodes)
@@ -129,7 +140,7 @@ class Snapshot:
         self.columns = NodeColumns(0)
         # Each row's NodeInfo generation as of the last refresh: the pod indexes sync against it.
         self.row_gen = np.zeros(0, np.int64)
-        self._pod_indexes: OrderedDict[Hashable, CountIndex | KeyIndex] = OrderedDict()
+        self._pod_indexes: OrderedDict[Hashable, PodIndex] = OrderedDict()
         # Bumped when the node list or any Node object changes (labels, taints, allocatable, images).
         self.node_generation = 0
         # Bumped whenever anything changes.
@@ -229,7 +240,17 @@ class Snapshot:
         index = self._pod_index(key, lambda: KeyIndex(self.num_nodes, extract))
         return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
 
-    def _pod_index(self, key: Hashable, build: Callable[[], CountIndex | KeyIndex]) -> CountIndex | KeyIndex:
+    def pod_sums(self, key: Hashable, select: Callable[[NodeInfo], tuple[Resource, int]]) -> SumsIndex:
+        """Per node, the summed requests and number of the pods `select` picks (arrays, read-only)."""
+        index = self._pod_index(key, lambda: SumsIndex(self.num_nodes, select))
+        return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
+
+    def row_values(self, key: Hashable, derive: Callable[[NodeInfo], T]) -> list[T]:
+        """Per node, `derive(node_info)`, recomputed only on rows that changed."""
+        index = self._pod_index(key, lambda: RowValues(self.num_nodes, derive))
+        return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
+
+    def _pod_index(self, key: Hashable, build: Callable[[], PodIndex]) -> PodIndex:
         indexes = self._pod_indexes
         index = indexes.get(key)
         if index is None:

@@ -33,6 +33,22 @@ def next_generation() -> int:
     return next(_generation)
 
 
+def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
+    """The (ip, protocol, port) host ports a pod holds while it runs (schedutil.GetHostPorts).
+
+    A regular init container has exited before the pod's containers start, so
+    only sidecar (restartPolicy Always) init containers and regular containers
+    keep their ports.
+    """
+    sidecars = (c for c in pod.spec.init_containers if c.restart_policy == "Always")
+    return [
+        (p.host_ip, p.protocol, p.host_port)
+        for c in itertools.chain(sidecars, pod.spec.containers)
+        for p in c.ports
+        if p.host_port > 0
+    ]
+
+
 class Resource:
     """Pre-summed integer resources: millicores, bytes, pod count, scalar resources."""
 
@@ -160,8 +176,27 @@ def _resources_signature(pod: Pod) -> tuple[Any, ...]:
     )
 
 
+# id(containers list) -> (the spec parts the result was computed from, result). The parts are held,
+# so their ids cannot be reused while the entry lives: a pod object re-created around the same
+# containers (binding, status updates) finds its resources without rebuilding the signature.
+_BY_IDENTITY: dict[int, tuple[tuple[Any, ...], tuple[Resource, int, int]]] = {}
+
+
 def _pod_resources(pod: Pod) -> tuple[Resource, int, int]:
     """(requests, non-zero cpu, non-zero memory) — shared by pods with the same resource spec (replicas)."""
+    spec = pod.spec
+    parts = (spec.containers, spec.init_containers, spec.overhead, spec.resources)
+    known = _BY_IDENTITY.get(id(spec.containers))
+    if known is not None and all(a is b for a, b in zip(known[0], parts, strict=True)):
+        return known[1]
+    result = _pod_resources_by_value(pod)
+    if len(_BY_IDENTITY) >= _RESOURCE_CACHE_SIZE:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[id(spec.containers)] = (parts, result)
+    return result
+
+
+def _pod_resources_by_value(pod: Pod) -> tuple[Resource, int, int]:
     key = _resources_signature(pod)
     hit = _RESOURCE_CACHE.get(key)
     if hit is not None:
@@ -211,12 +246,7 @@ class PodInfo:
         self.priority = pod.spec.priority or 0
         # Shared between pods with the same resource spec: read-only.
         self.requests, self.non0_cpu, self.non0_mem = _pod_resources(pod)
-        ports: list[tuple[str, str, int]] = []
-        for c in itertools.chain(pod.spec.init_containers, pod.spec.containers):
-            for p in c.ports:
-                if p.host_port > 0:
-                    ports.append((p.host_ip, p.protocol, p.host_port))
-        self.host_ports = ports
+        self.host_ports = pod_host_ports(pod)
         aff = pod.spec.affinity
         self.has_affinity = aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None)
         self.has_required_anti_affinity = (

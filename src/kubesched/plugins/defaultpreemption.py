@@ -9,6 +9,7 @@ while it still fits).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -29,7 +30,7 @@ from kubesched.framework.interface import (
     ResourceSumsFilterPlugin,
     pods_matter_only_by_sums,
 )
-from kubesched.framework.pod_sums import FILTER_VERDICTS_KEY, ExtraSums, ge_priority_nominations
+from kubesched.framework.pod_sums import FILTER_VERDICTS_KEY, ExtraSums
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
@@ -52,6 +53,16 @@ def pod_terminating_by_preemption(pi: PodInfo) -> bool:
         if c.type == DISRUPTION_TARGET:
             return c.status == "True" and c.reason == PREEMPTION_BY_SCHEDULER
     return False
+
+
+def _pods_by_importance(ni: NodeInfo) -> tuple[list[PodInfo], list[int]]:
+    """A node's pods, most important first, and their negated priorities (ascending, for bisecting)."""
+    ordered = sorted(ni.pods, key=importance_key)
+    return ordered, [-pi.priority for pi in ordered]
+
+
+def _columns_of(e: ExtraSums) -> list[np.ndarray]:
+    return [e.cpu, e.mem, e.eph, e.pods]
 
 
 def filter_pods_with_pdb_violation(
@@ -171,51 +182,162 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         return plan if any(isinstance(pl, ResourceSumsFilterPlugin) for pl in plan) else None
 
     def select_victims_batch(
-        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], pdbs: Sequence[PodDisruptionBudget]
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        want: int = 0,
     ) -> Iterator[tuple[list[PodInfo], int, Status | Callable[[], Status] | None]] | None:
         """SelectVictimsOnNode for many nodes, in order, lazily; None when the filters forbid arithmetic.
 
-        Whether the pod fits once every lower-priority pod is gone is asked of all nodes at once;
-        only the nodes where it does are then worked out one by one. A failing node's status is
-        returned as a function, built only if somebody reads it.
+        Whether the pod fits once every lower-priority pod is gone is asked of all
+        nodes at once. The nodes where it does are then worked out `want` at a
+        time (the candidates the caller still needs): victims are reprieved one
+        rank at a time across all those nodes together. A failing node's status
+        is returned as a function, built only if somebody reads it.
         """
         plan = self._plan(state)
         if plan is None:
             return None
         sums = [pl for pl in plan if isinstance(pl, ResourceSumsFilterPlugin)]
         others = [pl for pl in plan if not isinstance(pl, ResourceSumsFilterPlugin)]
+        # This cycle's whole-snapshot verdicts (None: passes everywhere); filters without one run per node.
+        stash: dict[str, np.ndarray | None] = state.get(FILTER_VERDICTS_KEY) or {}
+        unjudged = [pl for pl in others if pl.name not in stash]
         snapshot = self.handle.snapshot()
-        stash: dict[str, np.ndarray] = state.get(FILTER_VERDICTS_KEY) or {}
-        idx = np.array([ni.index for ni in nodes], np.int64)
-        extra = ExtraSums(len(nodes))
-        nominations = ge_priority_nominations(self.handle.nominator(), pod)
-        has_victims = np.zeros(len(nodes), bool)
-        for k, ni in enumerate(nodes):
-            removed, n = ni.lower_priority_sums(pod.priority)
-            if n:
-                has_victims[k] = True
-                extra.add_sums(k, removed, n, -1)
-            for other in nominations.get(ni.name, ()):
-                extra.add(k, other)
-        extra.freeze()
-        ok = np.ones(len(nodes), bool)
+        idx = np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
+        priority = pod.priority
+        lower = snapshot.pod_sums(("lower-priority", priority), lambda ni: ni.lower_priority_sums(priority))
+        nominator = self.handle.nominator()
+        nominated = nominator.sums_at_least(snapshot.nodes, pod) if nominator is not None else None
+        # Every lower-priority pod removed, the nominated pods it must yield to added.
+        columns = [-lower.cpu[idx], -lower.mem[idx], -lower.eph[idx], -lower.pods[idx]]
+        scalar = {name: -arr[idx] for name, arr in lower.scalar.items()}
+        if nominated is not None:
+            columns = [c + more[idx] for c, more in zip(columns, _columns_of(nominated), strict=True)]
+            for name, arr in nominated.scalar.items():
+                scalar[name] = scalar[name] + arr[idx] if name in scalar else arr[idx]
+        extra = ExtraSums.of_arrays(*columns, scalar)
+        has_victims = lower.pods[idx] > 0
+        ok = has_victims.copy()
         for pl in sums:
             ok &= pl.amounts_fit_all(state, pod, snapshot, idx, extra)
         for pl in others:
             failed = stash.get(pl.name)
             if failed is not None:
                 ok &= ~failed[idx]
+        fitting = np.flatnonzero(ok).tolist()
 
         def results() -> Iterator[tuple[list[PodInfo], int, Status | Callable[[], Status] | None]]:
-            for k, ni in enumerate(nodes):
-                if not has_victims[k]:
-                    yield [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
-                elif not ok[k] or any(pl.name not in stash and pl.filter(state, pod, ni) is not None for pl in others):
-                    yield [], 0, (lambda ni=ni: self._select_by_arithmetic(plan, state, pod, ni, pdbs)[2])  # type: ignore[misc]
-                else:
-                    yield self._select_by_arithmetic(plan, state, pod, ni, pdbs)
+            found = 0
+            done = 0  # positions yielded so far
+            c = 0  # next entry of `fitting`
+            while done < len(nodes):
+                need = max(want - found, 16) if want else 16
+                batch = fitting[c : c + need]
+                c += len(batch)
+                last = batch[-1] if batch else len(nodes) - 1
+                batch = [k for k in batch if not any(pl.filter(state, pod, nodes[k]) is not None for pl in unjudged)]
+                chosen = self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs)
+                for k in range(done, last + 1):
+                    got = chosen.get(k)
+                    if got is not None:
+                        found += 1
+                        yield got
+                    elif not has_victims[k]:
+                        yield [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+                    else:
+                        ni = nodes[k]
+                        yield [], 0, (lambda ni=ni: self._select_by_arithmetic(plan, state, pod, ni, pdbs)[2])  # type: ignore[misc]
+                done = last + 1
 
         return results()
+
+    def _reprieve_batch(
+        self,
+        sums: list[ResourceSumsFilterPlugin],
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Any,
+        nodes: Sequence[NodeInfo],
+        idx: np.ndarray,
+        extra: ExtraSums,
+        positions: list[int],
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> dict[int, tuple[list[PodInfo], int, Status | None]]:
+        """The victims on each node at `positions`, where the pod fits with all lower-priority pods gone.
+
+        Rank r of every node's reprieve order (PDB-violating pods first, each group
+        most important first) is tried on all the nodes at once: a pod goes back
+        where the pod still fits with it, and is a victim elsewhere.
+        """
+        if not positions:
+            return {}
+        by_importance = snapshot.row_values("pods-by-importance", _pods_by_importance)
+        orders: list[list[PodInfo]] = []
+        violating_counts: list[int] = []
+        for k in positions:
+            ordered, ranks = by_importance[nodes[k].index]
+            potential = ordered[bisect_right(ranks, -pod.priority) :]
+            if pdbs:
+                violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+                orders.append(violating + non_violating)
+                violating_counts.append(len(violating))
+            else:
+                orders.append(potential)
+                violating_counts.append(0)
+        rows = len(positions)
+        width = max(len(o) for o in orders)
+        names = sorted({name for o in orders for pi in o for name in pi.requests.scalar})
+        req = np.zeros((3 + len(names), rows, width), np.int64)
+        valid = np.zeros((rows, width), bool)
+        for r, order in enumerate(orders):
+            valid[r, : len(order)] = True
+            for c, pi in enumerate(order):
+                q = pi.requests
+                req[0, r, c] = q.milli_cpu
+                req[1, r, c] = q.memory
+                req[2, r, c] = q.ephemeral_storage
+                for j, name in enumerate(names, 3):
+                    req[j, r, c] = q.scalar.get(name, 0)
+        pos = np.array(positions, np.int64)
+        sub_idx = idx[pos]
+        cur = [extra.cpu[pos].copy(), extra.mem[pos].copy(), extra.eph[pos].copy(), extra.pods[pos].copy()]
+        cur_scalar = {name: extra.scalar[name][pos].copy() for name in extra.scalar}
+        for name in names:
+            cur_scalar.setdefault(name, np.zeros(rows, np.int64))
+        victim = np.zeros((rows, width), bool)
+        for c in range(width):
+            v = valid[:, c]
+            trial_scalar = dict(cur_scalar)
+            for j, name in enumerate(names, 3):
+                trial_scalar[name] = cur_scalar[name] + req[j, :, c]
+            trial = ExtraSums.of_arrays(
+                cur[0] + req[0, :, c], cur[1] + req[1, :, c], cur[2] + req[2, :, c], cur[3] + v, trial_scalar
+            )
+            fit = np.ones(rows, bool)
+            for pl in sums:
+                fit &= pl.amounts_fit_all(state, pod, snapshot, sub_idx, trial)
+            keep = v & fit
+            cur[0] += np.where(keep, req[0, :, c], 0)
+            cur[1] += np.where(keep, req[1, :, c], 0)
+            cur[2] += np.where(keep, req[2, :, c], 0)
+            cur[3] += keep
+            for j, name in enumerate(names, 3):
+                cur_scalar[name] += np.where(keep, req[j, :, c], 0)
+            victim[:, c] = v & ~fit
+        out: dict[int, tuple[list[PodInfo], int, Status | None]] = {}
+        for r, k in enumerate(positions):
+            order = orders[r]
+            cols = np.flatnonzero(victim[r]).tolist()
+            victims = [order[c] for c in cols]
+            nv = violating_counts[r]
+            num_violating = sum(1 for c in cols if c < nv)
+            if 0 < nv < len(order):
+                victims.sort(key=importance_key)
+            out[k] = (victims, num_violating, Status(Code.SUCCESS))
+        return out
 
     def _plan(self, state: CycleState) -> list[FilterPlugin] | None:
         cached = self._plan_cache

@@ -76,6 +76,9 @@ class ImageLocality(VectorScorePlugin):
     def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
         images = _images(pod)
         index = snapshot.node_cache("image-index", lambda: _image_index(snapshot))
+        if not any(name in index for name in images) and MAX_CONTAINER_THRESHOLD * len(images) > MIN_THRESHOLD:
+            # No node has any of the pod's images: every score is the floor.
+            return np.zeros(len(idx), np.int64)
         sums = np.zeros(snapshot.num_nodes, np.int64)
         total = snapshot.num_nodes
         for name in images:

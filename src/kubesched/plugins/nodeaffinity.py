@@ -15,7 +15,8 @@ import numpy as np
 
 from kubesched.api.core import Node, NodeSelector, Pod
 from kubesched.api.core import NodeAffinity as NodeAffinitySpec
-from kubesched.api.labels import NODE_NAME_FIELD, CompiledTerm, NodeSelectorMatcher, Selector, compile_term
+from kubesched.api.labels import NODE_NAME_FIELD, CompiledTerm, NodeSelectorMatcher, Selector, parse_term
+from kubesched.config.errors import aggregate_message
 from kubesched.config.types import NodeAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
@@ -95,13 +96,18 @@ class PreferredTerms:
         if spec is None or not spec.preferred_during_scheduling_ignored_during_execution:
             return None
         out = []
-        for t in spec.preferred_during_scheduling_ignored_during_execution:
+        errs: list[str] = []
+        for i, t in enumerate(spec.preferred_during_scheduling_ignored_during_execution):
             if t.weight == 0 or (not t.preference.match_expressions and not t.preference.match_fields):
                 continue
-            compiled = compile_term(t.preference)
+            # NewPreferredSchedulingTerms reports every term's parse errors, the fields rooted at "[i]".
+            compiled, term_errs = parse_term(t.preference, f"[{i}]")
             if compiled is None:
-                raise ValueError(f"invalid preferred node affinity term: {t.preference}")
-            out.append((compiled, t.weight))
+                errs += term_errs
+            else:
+                out.append((compiled, t.weight))
+        if errs:
+            raise ValueError(aggregate_message(errs))
         return cls(out)
 
     def score(self, node: Node) -> int:
@@ -225,7 +231,7 @@ class NodeAffinity(PreFilterPlugin, VectorFilterPlugin, PreScorePlugin, VectorSc
         if enforced_fail is None:
             return FilterVerdicts.uniform(failed, pod_status)
         enforced = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
-        return FilterVerdicts(failed, lambda i: enforced if enforced_fail[i] else pod_status)
+        return FilterVerdicts(failed, keys=enforced_fail, status_of_key=lambda k: enforced if k else pod_status)
 
     # ------------------------------------------------------------ Score
 

@@ -19,7 +19,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import HostPortInfo, NodeInfo, PodInfo
+from kubesched.framework.types import HostPortInfo, NodeInfo, PodInfo, pod_host_ports
 from kubesched.plugins import names
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
@@ -34,15 +34,6 @@ class _PreFilterState(tuple):  # type: ignore[type-arg]
 def _fits(ports: Sequence[tuple[str, str, int]], node_info: NodeInfo) -> bool:
     used = node_info.used_ports
     return not any(used.check_conflict(ip, proto, port) for ip, proto, port in ports)
-
-
-def _host_ports(pod: Pod) -> list[tuple[str, str, int]]:
-    return [
-        (p.host_ip, p.protocol, p.host_port)
-        for c in (*pod.spec.init_containers, *pod.spec.containers)
-        for p in c.ports
-        if p.host_port > 0
-    ]
 
 
 class NodePorts(PreFilterPlugin, VectorFilterPlugin, EnqueueExtensions):
@@ -89,12 +80,12 @@ def _pod_deleted(pod: Pod, old: Any, new: Any) -> QueueingHint:
     """Queue when the deleted pod held a host port that conflicts with one this pod wants."""
     if old is None or (not old.spec.node_name and not old.status.nominated_node_name):
         return QueueingHint.QUEUE_SKIP
-    ports = _host_ports(old)
+    ports = pod_host_ports(old)
     if not ports:
         return QueueingHint.QUEUE_SKIP
     in_use = HostPortInfo()
     for ip, proto, port in ports:
         in_use.add(ip, proto, port)
-    if any(in_use.check_conflict(ip, proto, port) for ip, proto, port in _host_ports(pod)):
+    if any(in_use.check_conflict(ip, proto, port) for ip, proto, port in pod_host_ports(pod)):
         return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP

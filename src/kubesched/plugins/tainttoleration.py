@@ -108,24 +108,17 @@ class TaintToleration(VectorFilterPlugin, PreScorePlugin, VectorScorePlugin, Enq
             return None
         tolerations = pod.pod.spec.tolerations
         failed = np.zeros(snapshot.num_nodes, bool)
-        by_node: dict[int, Status] = {}
-        statuses: list[tuple[np.ndarray, Status]] = []
+        keys = np.zeros(snapshot.num_nodes, np.int64)
+        statuses: list[Status] = []
         for taints, ix in groups:
             taint = find_untolerated_taint(taints, tolerations)
             if taint is not None:
                 failed[ix] = True
-                statuses.append((ix, _untolerated_status(taint)))
+                keys[ix] = len(statuses)
+                statuses.append(_untolerated_status(taint))
         if not statuses:
             return None
-
-        def status_of(i: int) -> Status:
-            if not by_node:
-                for ix, st in statuses:
-                    for j in ix:
-                        by_node[int(j)] = st
-            return by_node[i]
-
-        return FilterVerdicts(failed, status_of)
+        return FilterVerdicts(failed, keys=keys, status_of_key=statuses.__getitem__)
 
     # ------------------------------------------------------------ Score
 

@@ -163,7 +163,7 @@ class Evaluator:
         n = len(potential)
         ordered = [potential[(offset + i) % n] for i in range(n)]
         batch = getattr(self.iface, "select_victims_batch", None)
-        results = batch(state, pod, ordered, pdbs) if batch is not None else None
+        results = batch(state, pod, ordered, pdbs, want=num_candidates) if batch is not None else None
         if results is None:
             results = (self.iface.select_victims_on_node(state, pod, ni, pdbs) for ni in ordered)
         for ni, (pods, violations, status) in zip(ordered, results, strict=False):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kubesched.framework.types import PodInfo
+from kubesched.framework.pod_sums import ExtraSums, NominationColumns
+from kubesched.framework.types import NodeInfo, PodInfo
 
 MODE_NOOP = 0
 MODE_OVERRIDE = 1
@@ -32,6 +33,7 @@ class Nominator:
         self.pod_to_node: dict[str, str] = {}
         self.pods: dict[str, PodInfo] = {}
         self._is_pod_unbound = is_pod_unbound
+        self._columns: NominationColumns | None = None
 
     def add(self, pi: PodInfo, info: NominatingInfo | None) -> None:
         self.delete(pi)
@@ -51,12 +53,16 @@ class Nominator:
         uids = self.nominated_pods.setdefault(node, [])
         if pi.uid not in uids:
             uids.append(pi.uid)
+        if self._columns is not None:
+            self._columns.add(node, pi, 1)
 
     def delete(self, pi: PodInfo) -> None:
         node = self.pod_to_node.pop(pi.uid, None)
-        self.pods.pop(pi.uid, None)
+        stored = self.pods.pop(pi.uid, None)
         if node is None:
             return
+        if self._columns is not None and stored is not None:
+            self._columns.add(node, stored, -1)
         uids = self.nominated_pods.get(node)
         if uids is not None:
             if pi.uid in uids:
@@ -81,3 +87,19 @@ class Nominator:
 
     def has_nominations(self) -> bool:
         return bool(self.nominated_pods)
+
+    def sums_at_least(self, nodes: list[NodeInfo], pod: PodInfo) -> ExtraSums | None:
+        """Per node of `nodes` (a snapshot's node list), the nominated pods `pod` must yield to, summed.
+
+        Those are the pods of equal or higher priority, `pod` itself excluded; None when there are none.
+        """
+        if not self.nominated_pods:
+            return None
+        cols = self._columns
+        if cols is None or cols.nodes is not nodes:
+            cols = self._columns = NominationColumns(nodes)
+            for uid, node in self.pod_to_node.items():
+                cols.add(node, self.pods[uid], 1)
+        node = self.pod_to_node.get(pod.uid)
+        own = (node, self.pods[pod.uid]) if node is not None else None
+        return cols.at_least(pod.priority, own)

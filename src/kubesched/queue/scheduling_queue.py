@@ -95,6 +95,7 @@ class SchedulingQueue:
         self.max_in_unschedulable = max_in_unschedulable
         self.pre_enqueue_plugins = pre_enqueue_plugins or {}
         self.queueing_hints = queueing_hints or {}
+        self._interest: dict[ClusterEvent, bool] = {}
         self.plugin_to_events: dict[str, list[ClusterEvent]] = {}
         for hint_map in self.queueing_hints.values():
             for ev, fns in hint_map.items():
@@ -290,13 +291,15 @@ class SchedulingQueue:
         return strategy
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
-        if event.is_wildcard():
-            return True
-        for hint_map in self.queueing_hints.values():
-            for registered in hint_map:
-                if match_cluster_events(registered, event):
-                    return True
-        return False
+        # The registrations never change after construction: remember the answer per event.
+        known = self._interest.get(event)
+        if known is None:
+            known = self._interest[event] = event.is_wildcard() or any(
+                match_cluster_events(registered, event)
+                for hint_map in self.queueing_hints.values()
+                for registered in hint_map
+            )
+        return known
 
     def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
         rejectors = q.unschedulable_plugins | q.pending_plugins
@@ -388,12 +391,14 @@ class SchedulingQueue:
 
         for pi in pods:
             q = self.unschedulable.get(pi.uid)
-            from_backoff = False
             if q is None:
+                # backoffQ holds both heaps; the pod leaves it before moving.
                 q = self.backoff_q.delete(pi.uid)
-                from_backoff = q is not None
+                if q is None:
+                    q = self.error_backoff_q.delete(pi.uid)
             if q is not None:
-                self._move_to_active(q, FORCE_ACTIVATE, from_backoff)
+                # Unlike BackoffComplete, a forced activation runs the PreEnqueue plugins again.
+                self._move_to_active(q, FORCE_ACTIVATE)
                 continue
             lst = self.in_flight.get(pi.uid)
             if lst is not None:

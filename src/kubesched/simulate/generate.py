@@ -282,7 +282,8 @@ def basic_cluster(nodes: int, init_pods: int, pods: int, mode: str = "batch") ->
 
 
 def to_yaml(docs: list[dict[str, Any]]) -> str:
-    return yaml.safe_dump_all(docs, sort_keys=False)
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump_all(docs, Dumper=dumper, sort_keys=False)
 
 
 def to_scenario(docs: list[dict[str, Any]], source: str = "<generated>") -> Scenario:

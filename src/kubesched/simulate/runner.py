@@ -68,6 +68,7 @@ class Simulation:
         seed: int = 0,
         registry: Registry | None = None,
         extenders: list[Any] | None = None,
+        keep_scores: bool = True,
     ) -> None:
         self.scenario = scenario
         self.config = resolve_config(scenario, config)
@@ -85,6 +86,7 @@ class Simulation:
             )
         except FrameworkError as err:
             raise InputError(scenario.source, str(err), "Scenario", "config") from None
+        self.scheduler.keep_scores = keep_scores
         for fw in self.scheduler.profiles.values():
             pre = fw.plugins_by_name.get("DefaultPreemption")
             if pre is not None:
@@ -194,9 +196,11 @@ class Simulation:
             cond = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
             if pod.spec.node_name:
                 o = PodOutcome(key, pod.spec.node_name, "Scheduled", nominated, None, attempt=attempt)
-                if attempt is not None and attempt.scores and attempt.node == pod.spec.node_name:
-                    o.scores = dict(attempt.scores)
-                    o.tied_nodes = list(attempt.tied) or None
+                if attempt is not None and attempt.node == pod.spec.node_name:
+                    scores = attempt.scores
+                    if scores:
+                        o.scores = scores
+                        o.tied_nodes = attempt.tied or None
             elif cond is None:
                 o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
             elif cond.reason == "SchedulingGated":

@@ -33,7 +33,7 @@ from fractions import Fraction
 from functools import cmp_to_key
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.quantity import QUANTITY_FORMAT_ERROR, QuantityError, parse_quantity
+from kubesched.api.quantity import QuantityError, parse_quantity
 
 if TYPE_CHECKING:
     from kubesched.api.resource import Device
@@ -72,8 +72,9 @@ def _quantity_of(v: Any) -> Fraction:
 def _fn_quantity(s: str) -> dict[str, str]:
     try:
         return quantity_value(parse_quantity(s))
-    except QuantityError:
-        raise CELError(QUANTITY_FORMAT_ERROR) from None
+    except QuantityError as err:
+        # resource.ParseQuantity's own error (format, suffix or numeric part).
+        raise CELError(str(err)) from None
 
 
 def _fn_is_quantity(s: str) -> bool:
@@ -473,8 +474,8 @@ class DeviceInput:
         for name, cap in device.capacity.items():
             try:
                 q = parse_quantity(cap.value)
-            except QuantityError:
-                self.error = f"capacity {name}: {QUANTITY_FORMAT_ERROR}"
+            except QuantityError as err:
+                self.error = f"capacity {name}: {err}"
                 q = Fraction(0)
             domain, ident = _split_qualified(name, driver)
             capacity.setdefault(domain, {})[ident] = quantity_value(q)

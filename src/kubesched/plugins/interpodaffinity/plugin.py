@@ -97,8 +97,16 @@ class InterPodAffinity(
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
         required_affinity = tuple(self._merge_namespaces(t) for t in terms.required_affinity)
         required_anti_affinity = tuple(self._merge_namespaces(t) for t in terms.required_anti_affinity)
-        ns_labels = self._namespace_labels(pod.namespace)
         snapshot = self.handle.whole_snapshot(nodes) if self.handle is not None else None
+        if (
+            snapshot is not None
+            and not required_affinity
+            and not required_anti_affinity
+            and not snapshot.have_pods_with_required_anti_affinity()
+        ):
+            # No term on either side: nothing to count.
+            return None, Status(Code.SKIP)
+        ns_labels = self._namespace_labels(pod.namespace)
         if snapshot is not None:
             existing = filtering.existing_anti_affinity_counts_all(pod.pod, ns_labels, snapshot)
             affinity, anti = filtering.incoming_affinity_counts_all(required_affinity, required_anti_affinity, snapshot)
@@ -158,7 +166,7 @@ class InterPodAffinity(
         if not failed.any():
             return None
         statuses = {code: filtering.verdict_status(code) for code in np.unique(v[failed]).tolist()}
-        return FilterVerdicts(failed, lambda i: statuses[int(v[i])])  # type: ignore[arg-type,return-value]
+        return FilterVerdicts(failed, keys=v, status_of_key=statuses.__getitem__)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ Score
 
@@ -179,6 +187,9 @@ class InterPodAffinity(
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:
             return Status(Code.SKIP)
         snapshot = self._snapshot()
+        if not has_preferred and not snapshot.have_pods_with_affinity():
+            # Only existing pods' terms could score, and no pod has any.
+            return Status(Code.SKIP)
         terms = pod_affinity_terms(pod)
         if terms.error is not None:
             return Status.as_error(f"failed to parse pod: {terms.error}")

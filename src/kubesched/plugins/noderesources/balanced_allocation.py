@@ -30,6 +30,11 @@ class _PreScoreState:
         return self
 
 
+def _is_best_effort(requests: list[int]) -> bool:
+    """isBestEffortPod: the pod requests none of the scored resources."""
+    return all(r == 0 for r in requests)
+
+
 class BalancedAllocation(PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
 
@@ -47,21 +52,31 @@ class BalancedAllocation(PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         requests = self.scorer.pod_requests(pod)
-        if all(r == 0 for r in requests):
+        if _is_best_effort(requests):
             # Best-effort pods are not scored, so that they do not all pile onto one node.
             return Status(Code.SKIP)
         state.write(_PRE_SCORE_KEY, _PreScoreState(requests))
         return None
 
-    def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int]:
+    def _pod_requests(self, state: CycleState, pod: PodInfo) -> list[int] | None:
+        """The PreScore requests, else computed here; None for a best-effort pod, which scores 0."""
         s = state.get(_PRE_SCORE_KEY)
-        return s.pod_requests if s is not None else self.scorer.pod_requests(pod)
+        if s is not None:
+            return s.pod_requests
+        requests = self.scorer.pod_requests(pod)
+        return None if _is_best_effort(requests) else requests
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        return self.scorer.score(node_info, self._pod_requests(state, pod)), None
+        requests = self._pod_requests(state, pod)
+        if requests is None:
+            return 0, None
+        return self.scorer.score(node_info, requests), None
 
     def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
-        return self.scorer.score_vec(snapshot, idx, self._pod_requests(state, pod))
+        requests = self._pod_requests(state, pod)
+        if requests is None:
+            return np.zeros(len(idx), np.int64)
+        return self.scorer.score_vec(snapshot, idx, requests)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

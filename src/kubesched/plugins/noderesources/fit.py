@@ -226,44 +226,46 @@ class Fit(
         def col(a: np.ndarray) -> np.ndarray:
             return a if idx is None else a[idx]
 
-        def plus(a: np.ndarray, more: np.ndarray | None) -> np.ndarray:
-            return a if more is None else a + more
+        def less(a: np.ndarray, more: np.ndarray | None) -> np.ndarray:
+            return a if more is None else a - more
 
-        count = plus(col(c.pod_count), extra.pods if extra is not None else None)
-        failed = count + 1 > col(c.alloc_pods)
-        key = failed.astype(np.int64)
-        labels: list[str] = [TOO_MANY_PODS]
+        # (label, request, allocatable, free) per checked resource, in fitsRequest's order.
+        free_pods = less(col(c.free_pods), extra.pods if extra is not None else None)
+        failed = free_pods < 1
+        checks: list[tuple[str, int, np.ndarray, np.ndarray]] = []
         if not req.is_zero():
-            checks: list[tuple[str, int, np.ndarray, np.ndarray]] = []
             if req.milli_cpu > 0:
-                checks.append(("cpu", req.milli_cpu, col(c.alloc_cpu), plus(col(c.req_cpu), extra and extra.cpu)))
+                checks.append(("cpu", req.milli_cpu, c.alloc_cpu, less(col(c.free_cpu), extra and extra.cpu)))
             if req.memory > 0:
-                checks.append(("memory", req.memory, col(c.alloc_mem), plus(col(c.req_mem), extra and extra.mem)))
+                checks.append(("memory", req.memory, c.alloc_mem, less(col(c.free_mem), extra and extra.mem)))
             if req.ephemeral_storage > 0:
-                checks.append(
-                    (
-                        "ephemeral-storage",
-                        req.ephemeral_storage,
-                        col(c.alloc_eph),
-                        plus(col(c.req_eph), extra and extra.eph),
-                    ),
-                )
+                free_eph = less(col(c.free_eph), extra and extra.eph)
+                checks.append(("ephemeral-storage", req.ephemeral_storage, c.alloc_eph, free_eph))
             for name in sorted(req.scalar):
                 q = req.scalar[name]
                 if q == 0 or _ignored(name, self.ignored, self.ignored_groups):
                     continue
                 alloc, used, _present = snapshot.scalar_columns(name)
                 more = extra.scalar.get(name) if extra is not None else None
-                checks.append((name, q, col(alloc), plus(col(used), more)))
-            for j, (name, q, alloc, used) in enumerate(checks[:30]):
-                fail = q > alloc - used
-                failed = failed | fail
-                key |= (fail.astype(np.int64) << (2 * j + 1)) | ((fail & (q > alloc)).astype(np.int64) << (2 * j + 2))
-                labels.append(f"Insufficient {name}")
+                free = col(alloc) - col(used)
+                checks.append((name, q, alloc, less(free, more)))
+            for _name, q, _alloc, free in checks:
+                failed |= q > free
+        labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, *_ in checks[:30]]
+
+        def keys() -> np.ndarray:
+            # Bit 0: too many pods; per checked resource j, bit 2j+1: insufficient, bit 2j+2: beyond allocatable.
+            key = (free_pods < 1).astype(np.int64)
+            for j, (_name, q, alloc, free) in enumerate(checks[:30]):
+                fail = q > free
+                key |= (fail.astype(np.int64) << (2 * j + 1)) | (
+                    (fail & (q > col(alloc))).astype(np.int64) << (2 * j + 2)
+                )
+            return key
+
         table: dict[int, Status] = {}
 
-        def status_of(i: int) -> Status:
-            k = int(key[i])
+        def status_of_key(k: int) -> Status:
             st = table.get(k)
             if st is None:
                 reasons = [labels[0]] if k & 1 else []
@@ -277,7 +279,7 @@ class Fit(
                 table[k] = st
             return st
 
-        return FilterVerdicts(failed, status_of)
+        return FilterVerdicts(failed, keys=keys, status_of_key=status_of_key)
 
     def amounts_verdicts_all(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: ExtraSums

@@ -157,7 +157,7 @@ class PodTopologySpread(
         if not failed.any():
             return None
         statuses = {code: filtering.verdict_status(code) for code in np.unique(v[failed]).tolist()}
-        return FilterVerdicts(failed, lambda i: statuses[int(v[i])])  # type: ignore[arg-type,return-value]
+        return FilterVerdicts(failed, keys=v, status_of_key=statuses.__getitem__)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ Score
 
