@@ -37,9 +37,14 @@ def scaled_value(v: int | str, total: int) -> int:
 
 
 def _healthy(pod: Pod) -> bool:
-    return bool(pod.spec.node_name) and pod.metadata.deletion_timestamp is None and pod.status.phase not in (
-        "Succeeded",
-        "Failed",
+    return (
+        bool(pod.spec.node_name)
+        and pod.metadata.deletion_timestamp is None
+        and pod.status.phase
+        not in (
+            "Succeeded",
+            "Failed",
+        )
     )
 
 
@@ -80,10 +85,7 @@ class DisruptionController:
         pods = [
             p
             for p in self.store.iter("Pod")
-            if sel is not None
-            and not sel.is_empty()
-            and p.metadata.namespace == ns
-            and sel.matches(p.metadata.labels)
+            if sel is not None and not sel.is_empty() and p.metadata.namespace == ns and sel.matches(p.metadata.labels)
         ]
         spec = pdb.spec
         expected = len(pods)

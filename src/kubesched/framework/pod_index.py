@@ -114,8 +114,7 @@ class SumsIndex:
                 self.mem[i] = r.memory
                 self.eph[i] = r.ephemeral_storage
                 self.pods[i] = count
-                for arr in self.scalar.values():
-                    arr[i] = 0
+                pass
                 for name, v in r.scalar.items():
                     arr = self.scalar.get(name)
                     if arr is None:

@@ -36,6 +36,8 @@ class Shape:
     # Pending pods with inter-pod (anti-)affinity terms, and with topology spread constraints.
     pod_affinity_fraction: float = 0.25
     spread_fraction: float = 0.25
+    # Each app gets a PodDisruptionBudget with this probability (preemption then weighs violations).
+    pdb_fraction: float = 0.5
 
 
 def _quantity_cpu(rng: random.Random) -> str:
@@ -120,6 +122,16 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
             "spec": {"selector": {"app": "web"}},
         },
     ]
+    for app in APPS:
+        if rng.random() < shape.pdb_fraction:
+            docs.append(
+                {
+                    "apiVersion": "policy/v1",
+                    "kind": "PodDisruptionBudget",
+                    "metadata": {"name": f"{app}-pdb", "namespace": rng.choice(NAMESPACES)},
+                    "spec": {"selector": {"matchLabels": {"app": app}}, "maxUnavailable": rng.choice([0, 1])},
+                }
+            )
     for p in sorted(set(shape.priorities)):
         if p:
             docs.append(

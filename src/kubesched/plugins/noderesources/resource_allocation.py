@@ -249,7 +249,6 @@ class ResourceAllocationScorer:
             out = node_score // safe_ws
         return np.where(weight_sum > 0, out, 0)
 
-
     def _score_vec_all_allocatable(self, reqs: list[np.ndarray], allocs: list[np.ndarray]) -> np.ndarray:
         """score_vec when every node has every resource: no per-node skipping, fewer array passes."""
         if self.strategy == BALANCED:
