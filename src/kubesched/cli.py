@@ -96,6 +96,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from kubesched.live.command import run
+
+    return run(args)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from kubesched.serve.command import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kubesched", description="kube-scheduler v1.34 in Python.")
     p.add_argument("--version", action="version", version=f"kubesched {__version__}")
@@ -125,6 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--profile", help="write a cProfile of the first run to this file")
     b.add_argument("-o", "--output", choices=("text", "json"), default="text")
     b.set_defaults(func=cmd_bench)
+
+    from kubesched.live import command as live_command
+    from kubesched.serve import command as serve_command
+
+    run = sub.add_parser("run", help="schedule a real cluster's pods (kubeconfig or in-cluster; leader election)")
+    live_command.add_arguments(run)
+    run.set_defaults(func=cmd_run)
+
+    srv = sub.add_parser("serve", help="serve a scenario's cluster through the Kubernetes API (for kubectl, `run`)")
+    serve_command.add_arguments(srv)
+    srv.set_defaults(func=cmd_serve)
 
     cfg = sub.add_parser("config", help="KubeSchedulerConfiguration tools")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)

@@ -55,6 +55,9 @@ POD_REASON_UNSCHEDULABLE = "Unschedulable"
 POD_REASON_SCHEDULER_ERROR = "SchedulerError"
 MAX_MESSAGE_LENGTH = 1024
 
+# bind_runner(pod, node, work, done): run work() (the binding's API calls) elsewhere, then done(status) here.
+BindRunner = Callable[[PodInfo, str, Callable[[], Status | None], Callable[[Status | None], None]], None]
+
 
 @dataclass
 class ScheduleResult:
@@ -169,6 +172,10 @@ class Scheduler:
         # would cost one array per plugin per pod.
         self.keep_scores = True
         self.on_attempt: Callable[[Attempt], None] | None = None
+        # Live mode: runs the API part of binding (binder extender / Bind plugins) off this thread, as upstream's
+        # binding goroutine does; the rest of the binding cycle completes here when done(status) is called.
+        # None: bind inline.
+        self.bind_runner: BindRunner | None = None
         self.handles: dict[str, Handle] = {}
         # State plugins share across profiles (e.g. DRA's in-flight allocations: one device, one claim).
         self.shared_plugin_state: dict[str, Any] = {}
@@ -652,14 +659,31 @@ class Scheduler:
                 s = _single_node_fit(pod, result, s)
         if s is None:
             self.queue.done(qpi.uid)  # type: ignore[union-attr]
+            if self.bind_runner is not None:
+
+                def done(st: Status | None) -> None:
+                    self._binding_done(state, fw, result, qpi, self._bound(pod, host, st))
+                    self._run_after_cycle()
+
+                self.bind_runner(pod, host, lambda: self._run_binders(fw, state, pod, host), done)
+                return
             s = self._bind(fw, state, pod, host)
+        self._binding_done(state, fw, result, qpi, s)
+
+    def _binding_done(
+        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo, s: Status | None
+    ) -> None:
         if s is not None and s.code != Code.SUCCESS:
             self._handle_binding_cycle_error(state, fw, qpi, result, s)
             return
         self.metrics.observe_scheduled(fw.profile_name, qpi.attempts)
-        fw.run_post_bind_plugins(state, pod, host)
+        fw.run_post_bind_plugins(state, qpi.pod_info, result.suggested_host)
 
     def _bind(self, fw: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
+        return self._bound(pod, host, self._run_binders(fw, state, pod, host))
+
+    def _run_binders(self, fw: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
+        """The API part of binding: a binder extender, else the Bind plugins. Touches no scheduler state."""
         s: Status | None
         bound = False
         s = None
@@ -676,6 +700,10 @@ class Scheduler:
             break
         if not bound:
             s = fw.run_bind_plugins(state, pod, host)
+        return s
+
+    def _bound(self, pod: PodInfo, host: str, s: Status | None) -> Status | None:
+        """After the API answered: the cache learns the binding finished; success is recorded as an event."""
         self.cache.finish_binding(pod, self.now())
         if s is None or s.code == Code.SUCCESS:
             self.client.record_event(

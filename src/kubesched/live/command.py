@@ -1,0 +1,46 @@
+"""`kubesched run`: arguments and entry point (heavy imports happen only when it runs)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: clientConnection.kubeconfig, else in-cluster)")
+    p.add_argument("--context", help="kubeconfig context to use")
+    p.add_argument("--config", help="KubeSchedulerConfiguration file (profiles, leaderElection, clientConnection)")
+    p.add_argument("--bind-address", default="127.0.0.1", help="address of /metrics, /healthz, /readyz, /livez")
+    p.add_argument("--port", type=int, default=10259, help="port of /metrics and the health checks (0: any)")
+    p.add_argument("--identity", help="leader election identity (default: hostname_uuid)")
+    p.add_argument("--bind-workers", type=int, help="concurrent binds (default: the config's parallelism)")
+    p.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equally scored nodes")
+    p.add_argument("--logging-format", choices=("text", "json"), default="text")
+    p.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity (4+: debug)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kubesched.config import ConfigError, default_configuration, load_config_file
+    from kubesched.errors import InputError
+    from kubesched.live.logs import setup_logging
+
+    setup_logging(args.logging_format, args.verbosity)
+    if args.config:
+        try:
+            config = load_config_file(args.config)
+        except ConfigError as err:
+            raise InputError(err.source, err.message) from None
+    else:
+        config = default_configuration()
+    from kubesched.live.kubeconfig import load_connection
+    from kubesched.live.runner import LiveScheduler
+
+    conn = load_connection(args.kubeconfig or config.client_connection.kubeconfig or None, args.context)
+    return LiveScheduler(
+        config,
+        conn,
+        bind_address=args.bind_address,
+        port=args.port,
+        identity=args.identity,
+        seed=args.seed,
+        bind_workers=args.bind_workers,
+    ).run()

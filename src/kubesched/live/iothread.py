@@ -1,0 +1,71 @@
+"""The I/O loop: one asyncio loop on a background thread, for every network call.
+
+The scheduler thread (and the bind pool's threads) hand it coroutines: `call`
+waits for the answer, `spawn` does not. Nothing on this loop touches the
+scheduler's cache or queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+log = logging.getLogger("kubesched.live")
+
+
+class IoLoop:
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="kubesched-io", daemon=True)
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = 120.0) -> T:
+        """Run on the loop and wait for the result (from any thread but the loop's)."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], what: str = "") -> None:
+        """Fire and forget; failures are logged."""
+
+        def start() -> None:
+            t = self.loop.create_task(coro)
+            self._tasks.add(t)
+            t.add_done_callback(lambda t: self._finished(t, what))
+
+        self.loop.call_soon_threadsafe(start)
+
+    def _finished(self, t: asyncio.Task[Any], what: str) -> None:
+        self._tasks.discard(t)
+        if not t.cancelled() and t.exception() is not None:
+            log.error("Background task failed", extra={"task": what, "err": repr(t.exception())})
+
+    def call_soon(self, fn: Any, *args: Any) -> None:
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def stop(self) -> None:
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if self.loop.is_running():
+            with contextlib.suppress(Exception):  # best effort at shutdown
+                self.call(cancel_all(), timeout=5)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=5)

@@ -1,0 +1,79 @@
+"""The served cluster: store, API client and controllers, on the real clock.
+
+Like EmbeddedCluster, plus: events recorded by the built-in scheduler are also
+stored as events.k8s.io/v1 Events (aggregated into series as client-go does),
+so `kubectl get events` shows them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from kubesched.cluster.client import EmbeddedClient
+from kubesched.cluster.disruption import DisruptionController
+from kubesched.cluster.store import Conflict
+from kubesched.live.events import event_key, make_event, micro_time, object_reference
+from kubesched.serve.storage import DEFAULT_HISTORY, SecondsClock, ServedStore
+
+SERIES_WRITE_PERIOD = 5.0
+
+
+class ServedClient(EmbeddedClient):
+    def __init__(self, store: ServedStore) -> None:
+        super().__init__(store)
+        self.served = store
+        self._series: dict[tuple[Any, ...], tuple[str, float]] = {}
+
+    def record_event(self, type_: str, reason: str, action: str, note: str, regarding: str, related: str = "") -> None:
+        super().record_event(type_, reason, action, note, regarding, related)
+        pod = self.served.get_raw("Pod", regarding)
+        reg = object_reference("Pod", pod) if pod else {"kind": "Pod", "apiVersion": "v1", "name": regarding}
+        rel_raw = self.served.get_raw("Pod", related) if related else None
+        rel = object_reference("Pod", rel_raw) if rel_raw else None
+        source = rel_raw or pod or {}
+        controller = (source.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        ev = make_event(reg, rel, type_, reason, action, note, controller, datetime.now(UTC))
+        key = event_key(ev)
+        seen = self._series.get(key)
+        if seen is None:
+            with contextlib.suppress(Conflict):  # two events in the same nanosecond: keep the first
+                self.served.create_raw("Event", ev)
+            self._series[key] = (f"{ev['metadata']['namespace']}/{ev['metadata']['name']}", 0.0)
+            return
+        ev_key, last_write = seen
+        cur = self.served.get_raw("Event", ev_key)
+        if cur is None:
+            return
+        series = dict(cur.get("series") or {"count": 1})
+        series["count"] = int(series.get("count", 1)) + 1
+        series["lastObservedTime"] = micro_time(datetime.now(UTC))
+        now = time.monotonic()
+        if series["count"] == 2 or now - last_write >= SERIES_WRITE_PERIOD:
+            self.served.update_raw("Event", {**cur, "series": series, "metadata": dict(cur["metadata"])})
+            self._series[key] = (ev_key, now)
+        else:
+            cur["series"] = series
+
+
+class ServedCluster:
+    def __init__(self, history: int = DEFAULT_HISTORY) -> None:
+        self.clock = SecondsClock()
+        self.store = ServedStore(self.clock, history)
+        self.client = ServedClient(self.store)
+        self.disruption = DisruptionController(self.store)
+        self.client.on_create["PodDisruptionBudget"] = self._adopt_pdb
+        self.store.subscribe("Pod", self._pod_changed)
+
+    def _adopt_pdb(self, pdb: Any) -> Any:
+        if self.disruption.adopt(pdb):
+            return msgspec.structs.replace(pdb, status=self.disruption.compute(pdb))
+        return pdb
+
+    def _pod_changed(self, _etype: str, _old: Any, _new: Any) -> None:
+        if self.disruption.managed:
+            self.disruption.sync()

@@ -1,0 +1,31 @@
+"""`kubesched serve`: arguments and entry point."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", help="scenario or manifests YAML: the cluster's initial objects")
+    p.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=6443, help="port to listen on (0: any free port)")
+    p.add_argument("--no-scheduler", action="store_true", help="serve the API only (for `kubesched run`)")
+    p.add_argument("--config", help="KubeSchedulerConfiguration for the built-in scheduler")
+    p.add_argument("--write-kubeconfig", metavar="PATH", help="write a kubeconfig for this server to PATH")
+    p.add_argument("--token", help="require this bearer token from clients")
+    p.add_argument("--tls-cert-file", help="serve HTTPS with this certificate (PEM; also the kubeconfig's CA)")
+    p.add_argument("--tls-private-key-file", help="the certificate's private key (PEM)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--logging-format", choices=("text", "json"), default="text")
+    # For tests: fault injection and watch control under /kubesched/, a short change log, fast bookmarks.
+    p.add_argument("--test-endpoints", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--history", type=int, default=10_000, help=argparse.SUPPRESS)
+    p.add_argument("--bookmark-interval", type=float, default=5.0, help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kubesched.live.logs import setup_logging
+    from kubesched.serve.server import serve
+
+    setup_logging(args.logging_format)
+    return serve(args)

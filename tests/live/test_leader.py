@@ -1,0 +1,100 @@
+"""Crashes, restarts and leader election: every pod is bound exactly once."""
+
+from __future__ import annotations
+
+import signal
+
+from tests.live.conftest import (
+    Cluster,
+    Proc,
+    bound_nodes,
+    make_pod,
+    nodes_yaml,
+    sched_config,
+    wait_ready,
+    wait_until,
+)
+
+PODS = 120
+
+
+def _create_pods(cluster: Cluster, n: int = PODS) -> None:
+    for i in range(n):
+        cluster.api.create("/api/v1/namespaces/default/pods", make_pod(f"p{i:03d}", cpu="50m"))
+
+
+def _bound(cluster: Cluster) -> int:
+    return sum(1 for n in bound_nodes(cluster.api).values() if n)
+
+
+def _assert_each_bound_once(cluster: Cluster) -> None:
+    wait_until(lambda: _bound(cluster) == PODS, timeout=30, what="all pods bound")
+    binds = cluster.api.stats()["binds"]
+    assert len(binds) == PODS
+    assert set(binds.values()) == {1}, {k: v for k, v in binds.items() if v != 1}
+
+
+def _holder(cluster: Cluster) -> str:
+    lease = cluster.api.lease()
+    return str(lease["spec"].get("holderIdentity") or "") if lease else ""
+
+
+def test_kill_9_and_restart(cluster: Cluster) -> None:
+    cluster.start_serve(nodes_yaml(4))
+    # A slow client (qps 20: one bind per pod, burst 20) so that the kill lands mid-run.
+    first = cluster.start_run(sched_config(qps=20), "first")
+    wait_ready(first)
+    _create_pods(cluster)
+    wait_until(lambda: _bound(cluster) >= 20, what="some pods bound")
+    first.popen.kill()
+    first.popen.wait(5)
+    assert _bound(cluster) < PODS, "the kill should land mid-run"
+    second = cluster.start_run(sched_config(qps=2000), "second")
+    _assert_each_bound_once(cluster)
+    assert _holder(cluster) == "second"
+    assert second.stop() == 0
+
+
+def test_two_replicas_failover(cluster: Cluster) -> None:
+    cluster.start_serve(nodes_yaml(4))
+    a = cluster.start_run(sched_config(qps=20), "a")
+    wait_until(lambda: _holder(cluster) == "a", what="a leads")
+    b = cluster.start_run(sched_config(qps=20), "b")
+    wait_ready(a)
+    wait_ready(b)
+    _create_pods(cluster)
+    wait_until(lambda: _bound(cluster) >= 20, what="some pods bound")
+    assert "Started leading" not in b.text(), "the standby must not schedule"
+    a.popen.kill()
+    a.popen.wait(5)
+    assert _bound(cluster) < PODS
+    wait_until(lambda: _holder(cluster) == "b", timeout=10, what="b takes over")
+    _assert_each_bound_once(cluster)
+    assert "Started leading" in b.text()
+    # A clean stop releases the lease, so that a standby takes over without waiting for it to expire.
+    c = cluster.start_run(sched_config(), "c")
+    wait_ready(c)
+    assert b.stop() == 0
+    assert _holder(cluster) in ("", "c")
+    wait_until(lambda: _holder(cluster) == "c", timeout=5, what="c takes over")
+    lease = cluster.api.lease()
+    assert lease["spec"]["leaseTransitions"] >= 2
+    cluster.api.create("/api/v1/namespaces/default/pods", make_pod("late"))
+    wait_until(lambda: bound_nodes(cluster.api).get("late"), what="the new leader schedules")
+    assert c.stop() == 0
+
+
+def test_losing_the_lease_stops_scheduling(cluster: Cluster) -> None:
+    api = cluster.start_serve(nodes_yaml(1))
+    run: Proc = cluster.start_run(sched_config(), "victim")
+    wait_until(lambda: _holder(cluster) == "victim", what="victim leads")
+    lease = api.lease()
+    lease["spec"].update({"holderIdentity": "intruder", "leaseDurationSeconds": 60})
+    code, _ = api.call("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched", lease)
+    assert code == 200
+    assert run.popen.wait(10) == 1
+    assert "Leaderelection lost" in run.text()
+    api.create("/api/v1/namespaces/default/pods", make_pod("orphan"))
+    assert bound_nodes(api)["orphan"] == ""
+    assert _holder(cluster) == "intruder"
+    run.stop(signal.SIGKILL)

@@ -1,0 +1,152 @@
+"""Unit tests of the live pieces that need no server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+
+from kubesched.api.core import PodCondition
+from kubesched.live.client import merge_diff, pod_status_patch
+from kubesched.live.events import event_key, make_event, micro_time
+from kubesched.live.mirror import MirrorStore
+from kubesched.live.ratelimit import TokenBucket
+from kubesched.serve.patch import json_patch, merge_patch, strategic_merge_patch
+from kubesched.serve.selectors import field_matcher, label_matcher
+from kubesched.testing import make_pod
+
+
+def test_pod_status_patch_is_two_way_strategic_merge() -> None:
+    old = [PodCondition(type="Ready", status="True")]
+    new = [*old, PodCondition(type="PodScheduled", status="False", reason="Unschedulable", message="m")]
+    assert pod_status_patch(old, new, "", None) == {
+        "status": {
+            "$setElementOrder/conditions": [{"type": "Ready"}, {"type": "PodScheduled"}],
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m"}],
+        }
+    }
+    changed = [old[0], PodCondition(type="PodScheduled", status="False", reason="Unschedulable", message="m2")]
+    patch = pod_status_patch(new, changed, "n1", "")
+    assert patch == {
+        "status": {
+            "$setElementOrder/conditions": [{"type": "Ready"}, {"type": "PodScheduled"}],
+            "conditions": [{"type": "PodScheduled", "message": "m2"}],
+            "nominatedNodeName": None,
+        }
+    }
+    assert pod_status_patch(new, new, "n1", "n1") is None
+
+
+def test_merge_diff_round_trips_through_merge_patch() -> None:
+    old = {"a": 1, "b": {"c": 2, "d": 3}, "l": [1, 2]}
+    new = {"a": 1, "b": {"c": 5}, "l": [1], "e": "x"}
+    diff = merge_diff(old, new)
+    assert diff == {"b": {"c": 5, "d": None}, "l": [1], "e": "x"}
+    assert merge_patch(old, diff) == new
+
+
+def test_strategic_merge_patch_lists_by_key() -> None:
+    pod = {"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}], "finalizers": ["f"]}}
+    patch = {
+        "spec": {
+            "containers": [{"name": "b", "image": "z"}, {"name": "a", "$patch": "delete"}, {"name": "c"}],
+            "finalizers": ["g"],
+        }
+    }
+    out = strategic_merge_patch(pod, patch)
+    assert out["spec"]["containers"] == [{"name": "b", "image": "z"}, {"name": "c"}]
+    assert out["spec"]["finalizers"] == ["f", "g"]
+    assert json_patch({"a": [1, 2]}, [{"op": "add", "path": "/a/-", "value": 3}, {"op": "remove", "path": "/a/0"}]) == {
+        "a": [2, 3]
+    }
+
+
+def test_selectors() -> None:
+    obj = {"metadata": {"name": "p", "labels": {"app": "web", "tier": "fe"}}, "status": {"phase": "Running"}}
+    assert label_matcher("app=web,tier in (fe,be),!gpu")(obj)
+    assert not label_matcher("app!=web")(obj)
+    assert label_matcher("")(obj)
+    assert field_matcher("status.phase!=Succeeded,status.phase!=Failed,metadata.name=p")(obj)
+    assert not field_matcher("spec.nodeName=n1")(obj)
+
+
+def test_events_aggregate_on_everything_but_the_note() -> None:
+    reg = {"kind": "Pod", "name": "p", "namespace": "ns", "uid": "u", "apiVersion": "v1"}
+    t = datetime(2025, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
+    a = make_event(reg, None, "Warning", "FailedScheduling", "Scheduling", "first", "sched", t)
+    b = make_event(reg, None, "Warning", "FailedScheduling", "Scheduling", "second", "sched", t)
+    assert event_key(a) == event_key(b)
+    assert a["metadata"] == {"name": f"p.{int(t.timestamp() * 1e9):x}", "namespace": "ns"}
+    assert a["eventTime"] == micro_time(t) == "2025-01-02T03:04:05.000006Z"
+    c = make_event({**reg, "uid": "other"}, None, "Warning", "FailedScheduling", "Scheduling", "x", "sched", t)
+    assert event_key(a) != event_key(c)
+
+
+def test_mirror_apply_and_replace() -> None:
+    store = MirrorStore()
+    seen: list[tuple[str, str]] = []
+    store.subscribe("Pod", lambda et, old, new: seen.append((et, (new or old).metadata.name)))
+
+    def pod(name: str, rv: str, uid: str = "") -> object:
+        p = make_pod(name)
+        import msgspec
+
+        return msgspec.structs.replace(
+            p, metadata=msgspec.structs.replace(p.metadata, resource_version=rv, uid=uid or name)
+        )
+
+    store.apply("Pod", "ADDED", pod("a", "1"))
+    store.apply("Pod", "MODIFIED", pod("a", "1"))  # a replay: nothing changes
+    store.apply("Pod", "MODIFIED", pod("a", "2"))
+    store.apply("Pod", "DELETED", pod("zz", "3"))  # unknown: ignored
+    store.replace("Pod", [pod("a", "2"), pod("b", "4")])
+    store.replace("Pod", [pod("b", "5", uid="b2")])  # a gone; b re-created under the same name
+    store.deliver()
+    assert seen == [
+        ("ADDED", "a"),
+        ("MODIFIED", "a"),
+        ("ADDED", "b"),
+        ("DELETED", "a"),
+        ("DELETED", "b"),
+        ("ADDED", "b"),
+    ]
+
+
+def test_token_bucket_limits_rate() -> None:
+    async def take(n: int) -> float:
+        tb = TokenBucket(qps=100, burst=5)
+        start = time.monotonic()
+        for _ in range(n):
+            await tb.acquire()
+        return time.monotonic() - start
+
+    assert asyncio.run(take(5)) < 0.05
+    assert 0.08 < asyncio.run(take(15)) < 0.5
+
+
+def test_broadcaster_turns_repeats_into_a_series() -> None:
+    from kubesched.live.events import EventBroadcaster
+
+    calls: list[tuple[str, str, dict]] = []
+
+    class FakeRest:
+        async def call(self, method: str, path: str, *, body: dict, **_: object) -> dict:
+            calls.append((method, path, body))
+            return body
+
+    async def scenario() -> EventBroadcaster:
+        b = EventBroadcaster(FakeRest(), finish_time=0.0)  # type: ignore[arg-type]
+        reg = {"kind": "Pod", "name": "p", "namespace": "ns", "uid": "u", "apiVersion": "v1"}
+        for note in ("a", "b", "c", "d"):
+            b.record(make_event(reg, None, "Warning", "FailedScheduling", "Scheduling", note, "sched"))
+            await asyncio.sleep(0)
+        await b.flush(1.0)
+        return b
+
+    asyncio.run(scenario())
+    methods = [(m, body.get("series", {}).get("count")) for m, _, body in calls]
+    # Created once; the second occurrence makes a series (count 2); the rest are counted and written on flush.
+    assert methods[:2] == [("POST", None), ("PATCH", 2)]
+    assert methods[-1] == ("PATCH", 4)
+    assert calls[0][2]["note"] == "a"
+    assert calls[1][1] == f"/apis/events.k8s.io/v1/namespaces/ns/events/{calls[0][2]['metadata']['name']}"
