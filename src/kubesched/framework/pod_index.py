@@ -114,7 +114,8 @@ class SumsIndex:
                 self.mem[i] = r.memory
                 self.eph[i] = r.ephemeral_storage
                 self.pods[i] = count
-                pass
+                for arr in self.scalar.values():
+                    arr[i] = 0
                 for name, v in r.scalar.items():
                     arr = self.scalar.get(name)
                     if arr is None:
