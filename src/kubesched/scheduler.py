@@ -837,6 +837,8 @@ def _requeued(qpi: QueuedPodInfo, pi: PodInfo) -> QueuedPodInfo:
 
 
 def _fit_status(fit: FitError) -> Status:
+    # The status outlives the cycle: drop the traceback, whose frames would hold the whole cycle's state.
+    fit.__traceback__ = None
     return Status(Code.UNSCHEDULABLE, fit.message(), error=fit)
 
 

@@ -7,8 +7,13 @@ from datetime import datetime
 import msgspec
 
 
-class K8sStruct(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
-    """Base of every API struct: camelCase on the wire, unknown fields ignored."""
+class K8sStruct(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True, gc=False):
+    """Base of every API struct: camelCase on the wire, unknown fields ignored.
+
+    API objects are trees (never part of a reference cycle), so the garbage
+    collector need not track them: with hundreds of thousands of pods loaded,
+    its full passes would otherwise walk every one.
+    """
 
 
 class OwnerReference(K8sStruct):

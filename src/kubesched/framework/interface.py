@@ -180,10 +180,9 @@ class FilterVerdicts:
         # An array, or a function computing it when a status is first asked for.
         self._keys = keys
         self.status_of_key = status_of_key
-        if status_of is None:
-            if keys is None or status_of_key is None:
-                raise ValueError("FilterVerdicts needs status_of, or keys and status_of_key")
-            status_of = self._by_key
+        if status_of is None and (keys is None or status_of_key is None):
+            raise ValueError("FilterVerdicts needs status_of, or keys and status_of_key")
+        # None: by key (not a bound method kept on self, which would make a reference cycle).
         self._status_of = status_of
 
     @property
@@ -201,6 +200,8 @@ class FilterVerdicts:
         return cls(failed, keys=np.zeros(len(failed), np.int8), status_of_key=lambda _k: status)
 
     def status(self, i: int) -> Status:
+        if self._status_of is None:
+            return self._by_key(i)
         return self._status_of(i)
 
     def grouped(self, rows: np.ndarray) -> list[tuple[np.ndarray, Status]]:
@@ -212,7 +213,7 @@ class FilterVerdicts:
             return [(np.flatnonzero(inverse == j), self.status_of_key(int(k))) for j, k in enumerate(uniq.tolist())]
         by_status: dict[int, tuple[list[int], Status]] = {}
         for j, r in enumerate(rows.tolist()):
-            st = self._status_of(r)
+            st = self.status(r)
             by_status.setdefault(id(st), ([], st))[0].append(j)
         return [(np.array(js, np.int64), st) for js, st in by_status.values()]
 
