@@ -168,6 +168,8 @@ class Scheduler:
         self._after_cycle: list[Callable[[], None]] = []
         self._parked: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo]] = []
         self.attempts: dict[str, Attempt] = {}
+        # uid -> the PodInfo last made for the pod (see _info).
+        self._infos: dict[str, PodInfo] = {}
         # Keep every attempt's per-node scores (for reports); off for very large runs, where they
         # would cost one array per plugin per pod.
         self.keep_scores = True
@@ -265,7 +267,7 @@ class Scheduler:
             if new.spec.node_name:
                 self._add_assigned(new)
             elif self._responsible(new) and not _terminal(new):
-                q.add(PodInfo(new))
+                q.add(self._info(new))
         elif etype == MODIFIED:
             assert old is not None and new is not None
             if old.spec.node_name:
@@ -285,9 +287,23 @@ class Scheduler:
                 self._delete_assigned(old)
             elif self._responsible(old):
                 self._delete_unscheduled(old)
+            self._infos.pop(old.metadata.uid, None)
+
+    def _info(self, pod: Pod) -> PodInfo:
+        """The PodInfo of this pod object, derived from the last one made for the pod when possible."""
+        uid = pod.metadata.uid
+        pi = self._infos.get(uid)
+        if pi is not None:
+            if pi.pod is pod:
+                return pi
+            pi = pi.derive(pod)
+        else:
+            pi = PodInfo(pod)
+        self._infos[uid] = pi
+        return pi
 
     def _add_assigned(self, pod: Pod) -> None:
-        pi = PodInfo(pod)
+        pi = self._info(pod)
         try:
             self.cache.add_pod(pi)
         except CacheError:
@@ -296,7 +312,7 @@ class Scheduler:
 
     def _update_assigned(self, old: Pod, new: Pod) -> None:
         try:
-            self.cache.update_pod(PodInfo(old), PodInfo(new))
+            self.cache.update_pod(self._info(old), self._info(new))
         except CacheError:
             return
         for ev in pod_scheduling_property_changes(new, old):
@@ -304,7 +320,7 @@ class Scheduler:
 
     def _delete_assigned(self, old: Pod) -> None:
         with contextlib.suppress(CacheError):
-            self.cache.remove_pod(PodInfo(old))
+            self.cache.remove_pod(self._info(old))
         self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, old, None)  # type: ignore[union-attr]
 
     def _update_unscheduled(self, old: Pod, new: Pod) -> None:
@@ -314,7 +330,7 @@ class Scheduler:
             return
         q = self.queue
         assert q is not None
-        q.update(PodInfo(old), PodInfo(new))
+        q.update(self._info(old), self._info(new))
         nnn = old.status.nominated_node_name
         if nnn and nnn != new.status.nominated_node_name:
             prio = old.spec.priority or 0
@@ -325,7 +341,7 @@ class Scheduler:
     def _delete_unscheduled(self, old: Pod) -> None:
         q = self.queue
         assert q is not None
-        pi = PodInfo(old)
+        pi = self._info(old)
         q.delete(pi)
         fw = self.profiles.get(old.spec.scheduler_name)
         rejected = False
@@ -444,7 +460,7 @@ class Scheduler:
 
         # Assume: the pod counts on the node from now on.
         assumed_pod = _with_node(pod.pod, result.suggested_host)
-        assumed = PodInfo(assumed_pod)
+        assumed = pod.derive(assumed_pod)
         assumed_qpi = _requeued(qpi, assumed)
         try:
             self.cache.assume_pod(assumed, result.suggested_host)

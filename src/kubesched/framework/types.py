@@ -258,6 +258,36 @@ class PodInfo:
         # Per-pod values plugins derive once (compiled selectors...), keyed by plugin name.
         self.cache: dict[str, Any] = {}
 
+    def derive(self, pod: Pod) -> PodInfo:
+        """The PodInfo of a newer (or older) object of the same pod.
+
+        Bindings and status updates replace the pod object but keep its spec's
+        parts: when those the derived fields come from are the same objects,
+        they are reused instead of recomputed.
+        """
+        a, b = self.pod, pod
+        sa, sb = a.spec, b.spec
+        if not (
+            a.metadata.uid == b.metadata.uid
+            and a.metadata.labels is b.metadata.labels
+            and sa.containers is sb.containers
+            and sa.init_containers is sb.init_containers
+            and sa.overhead is sb.overhead
+            and sa.resources is sb.resources
+            and sa.affinity is sb.affinity
+            and sa.priority == sb.priority
+        ):
+            return PodInfo(pod)
+        c = PodInfo.__new__(PodInfo)
+        c.pod = pod
+        c.uid, c.name, c.namespace, c.key, c.labels = self.uid, self.name, self.namespace, self.key, self.labels
+        c.priority, c.requests, c.non0_cpu, c.non0_mem = self.priority, self.requests, self.non0_cpu, self.non0_mem
+        c.host_ports = self.host_ports
+        c.has_affinity, c.has_required_anti_affinity = self.has_affinity, self.has_required_anti_affinity
+        c._affinity = self._affinity
+        c.cache = {}
+        return c
+
     @property
     def node_name(self) -> str:
         return self.pod.spec.node_name

@@ -12,6 +12,9 @@ terminations), so the run is exact and instant.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +61,23 @@ def resolve_config(scenario: Scenario, override: KubeSchedulerConfiguration | No
         except ConfigError as err:
             raise InputError(scenario.source, err.message, "Scenario", "config") from None
     return default_configuration()
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while scheduling.
+
+    A scheduling cycle leaves no reference cycles behind (refcounting frees it),
+    while the collector's full passes would walk every pod object alive, again
+    and again as the cluster fills up: on a 150,000-pod run that is seconds.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class Simulation:
@@ -150,14 +170,15 @@ class Simulation:
 
     def run(self) -> SimulationResult:
         pending = self.scenario.pending_pods()
-        if self.scenario.mode == "batch":
-            for m in pending:
-                self._create(m)
-            self.run_until_settled()
-        else:
-            for m in pending:
-                self._create(m)
+        with collector_paused():
+            if self.scenario.mode == "batch":
+                for m in pending:
+                    self._create(m)
                 self.run_until_settled()
+            else:
+                for m in pending:
+                    self._create(m)
+                    self.run_until_settled()
         return self.result()
 
     def run_until_settled(self, max_steps: int = 10_000_000) -> None:
