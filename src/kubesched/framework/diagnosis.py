@@ -30,7 +30,7 @@ class NodeToStatus:
     step per node.
     """
 
-    __slots__ = ("_dense", "_list", "_node_map", "_nodes", "absent", "explicit")
+    __slots__ = ("_dense", "_list", "_nodes", "_pos", "absent", "explicit")
 
     def __init__(self, statuses: dict[str, Status] | None = None, absent: Status | None = None) -> None:
         self.explicit: dict[str, Status] = statuses if statuses is not None else {}
@@ -38,7 +38,8 @@ class NodeToStatus:
         self._dense: np.ndarray | None = None  # snapshot index -> index into _list, -1 when none
         self._list: list[Status] = []
         self._nodes: list[NodeInfo] = []
-        self._node_map: dict[str, NodeInfo] = {}
+        # name -> position in _nodes, built when first needed (NodeInfo.index moves when the snapshot is rebuilt).
+        self._pos: dict[str, int] | None = None
 
     def add_groups(self, snapshot: Snapshot, groups: list[tuple[np.ndarray, Status]]) -> None:
         """Record `status` for every node of `idx` (snapshot indices), for each (idx, status) of `groups`."""
@@ -47,15 +48,20 @@ class NodeToStatus:
             self._dense = np.full(snapshot.num_nodes, -1, np.int32)
             self._list = []
             self._nodes = snapshot.nodes
-            self._node_map = snapshot.node_map
+            self._pos = None
         for idx, st in groups:
             self._dense[idx] = len(self._list)
             self._list.append(st)
         if self.explicit:
             for name in list(self.explicit):
-                ni = self._node_map.get(name)
-                if ni is not None and self._dense[ni.index] >= 0:
+                i = self._position(name)
+                if i >= 0 and self._dense[i] >= 0:
                     del self.explicit[name]
+
+    def _position(self, name: str) -> int:
+        if self._pos is None:
+            self._pos = {ni.name: i for i, ni in enumerate(self._nodes)}
+        return self._pos.get(name, -1)
 
     def _materialize(self) -> None:
         """Move bulk statuses into the dict (when the snapshot's node list changed under them)."""
@@ -68,8 +74,8 @@ class NodeToStatus:
     def _bulk_index(self, name: str) -> int:
         if self._dense is None:
             return -1
-        ni = self._node_map.get(name)
-        return int(self._dense[ni.index]) if ni is not None else -1
+        i = self._position(name)
+        return int(self._dense[i]) if i >= 0 else -1
 
     def get(self, name: str) -> Status:
         st = self.explicit.get(name)
@@ -80,9 +86,9 @@ class NodeToStatus:
 
     def set(self, name: str, status: Status) -> None:
         if self._dense is not None:
-            ni = self._node_map.get(name)
-            if ni is not None:
-                self._dense[ni.index] = -1
+            i = self._position(name)
+            if i >= 0:
+                self._dense[i] = -1
         self.explicit[name] = status
 
     def __len__(self) -> int:
@@ -124,15 +130,18 @@ class NodeToStatus:
     def nodes_for_status_code(self, snapshot: Snapshot, code: Code) -> list[NodeInfo]:
         """Nodes whose status has `code` (absent ones too when the absent status has it), in snapshot order."""
         n = snapshot.num_nodes
+        by_name = self.explicit
         if self._dense is not None and self._nodes is snapshot.nodes:
             listed = self._dense >= 0
             codes = np.array([st.code == code for st in self._list] + [False], bool)
             mask = codes[np.where(listed, self._dense, len(self._list))]
         else:
+            # Bulk statuses of another node list: go by name.
             listed = np.zeros(n, bool)
             mask = np.zeros(n, bool)
+            by_name = dict(self.items())
         node_map = snapshot.node_map
-        for name, st in self.explicit.items():
+        for name, st in by_name.items():
             ni = node_map.get(name)
             if ni is not None:
                 listed[ni.index] = True
