@@ -67,13 +67,15 @@ class Metrics:
             _exponential(0.001, 2, 15),
         )
 
-    def observe_scheduled(self, profile: str, attempts: int) -> None:
+    def observe_scheduled(self, profile: str, attempts: int, seconds: float = 0.0) -> None:
         self.schedule_attempts.inc("scheduled", profile)
         self.pod_scheduling_attempts.observe(attempts)
+        self.attempt_duration.observe(seconds, "scheduled", profile)
 
-    def observe_failure(self, profile: str, reason: str) -> None:
+    def observe_failure(self, profile: str, reason: str, seconds: float = 0.0) -> None:
         result = "unschedulable" if reason == "Unschedulable" else "error"
         self.schedule_attempts.inc(result, profile)
+        self.attempt_duration.observe(seconds, result, profile)
 
     def all(self) -> list[Counter | Histogram]:
         return [

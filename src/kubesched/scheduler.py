@@ -17,6 +17,7 @@ import contextlib
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from time import perf_counter
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,7 @@ class Attempt:
     are only built when someone asks for them.
     """
 
-    __slots__ = ("_names", "_per_plugin", "_tied", "_totals", "message", "node", "pod", "reason", "time")
+    __slots__ = ("_names", "_per_plugin", "_tied", "_totals", "message", "node", "pod", "reason", "started", "time")
 
     def __init__(self, pod: str, time: float) -> None:
         self.pod = pod
@@ -86,6 +87,8 @@ class Attempt:
         self._totals: np.ndarray | None = None
         self._per_plugin: dict[str, np.ndarray] = {}
         self._tied: np.ndarray | None = None
+        # Wall-clock start of the attempt (perf_counter), for the attempt-duration metric.
+        self.started = perf_counter()
 
     def record_scores(
         self, names: np.ndarray, totals: np.ndarray, per_plugin: dict[str, np.ndarray], tied: np.ndarray
@@ -174,6 +177,8 @@ class Scheduler:
         # would cost one array per plugin per pod.
         self.keep_scores = True
         self.on_attempt: Callable[[Attempt], None] | None = None
+        # `kubesched explain`: called with the profile and the popped pod just before its scheduling cycle.
+        self.before_cycle: Callable[[Framework, QueuedPodInfo], None] | None = None
         # Live mode: runs the API part of binding (binder extender / Bind plugins) off this thread, as upstream's
         # binding goroutine does; the rest of the binding cycle completes here when done(status) is called.
         # None: bind inline.
@@ -407,6 +412,8 @@ class Scheduler:
             q.done(qpi.uid)
             return True
         state = CycleState()
+        if self.before_cycle is not None:
+            self.before_cycle(fw, qpi)
         self.attempts[qpi.pod_info.key] = Attempt(qpi.pod_info.key, self.now())
         result, assumed, status = self.scheduling_cycle(state, fw, qpi)
         if status is not None and status.code != Code.SUCCESS:
@@ -692,7 +699,7 @@ class Scheduler:
         if s is not None and s.code != Code.SUCCESS:
             self._handle_binding_cycle_error(state, fw, qpi, result, s)
             return
-        self.metrics.observe_scheduled(fw.profile_name, qpi.attempts)
+        self.metrics.observe_scheduled(fw.profile_name, qpi.attempts, self._attempt_seconds(qpi))
         fw.run_post_bind_plugins(state, qpi.pod_info, result.suggested_host)
 
     def _bind(self, fw: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
@@ -782,6 +789,10 @@ class Scheduler:
     def has_parked(self) -> bool:
         return bool(self._parked)
 
+    def _attempt_seconds(self, qpi: QueuedPodInfo) -> float:
+        a = self.attempts.get(qpi.pod_info.key)
+        return perf_counter() - a.started if a is not None else 0.0
+
     # ------------------------------------------------------------ failures
 
     def handle_scheduling_failure(
@@ -796,7 +807,7 @@ class Scheduler:
         if isinstance(err, FitError):
             qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(err.diagnosis.pending_plugins)
-        self.metrics.observe_failure(fw.profile_name, reason)
+        self.metrics.observe_failure(fw.profile_name, reason, self._attempt_seconds(qpi))
         attempt = self.attempts.get(qpi.pod_info.key) or Attempt(qpi.pod_info.key, self.now())
         self.attempts[qpi.pod_info.key] = attempt
         attempt.node = ""

@@ -254,11 +254,18 @@ class PreScorePlugin(Plugin):
 class NodeScoreList:
     """Scores of one plugin for the feasible nodes: names and an int64 array, same order."""
 
-    __slots__ = ("names", "scores")
+    __slots__ = ("_names", "scores")
 
-    def __init__(self, names: Sequence[str], scores: np.ndarray) -> None:
-        self.names = names
+    def __init__(self, names: Sequence[str] | Callable[[], Sequence[str]], scores: np.ndarray) -> None:
+        # The names, or a function giving them (most plugins never read them).
+        self._names = names
         self.scores = scores
+
+    @property
+    def names(self) -> Sequence[str]:
+        if callable(self._names):
+            self._names = self._names()
+        return self._names
 
 
 class ScorePlugin(Plugin):

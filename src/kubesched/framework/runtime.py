@@ -543,13 +543,17 @@ class Framework:
             except Exception as err:  # noqa: BLE001
                 return None, {}, _plugin_raised("Score", pl, err)
             raw.append(scores)
-        names: Any = None
+        names: list[Any] = []
+
+        def node_names() -> Any:
+            if not names:
+                names.append(snapshot.node_names()[idx])
+            return names[0]
+
         for k, pl in enumerate(plugins):
             if not pl.has_normalize():
                 continue
-            if names is None:
-                names = snapshot.node_names()[idx]
-            lst = NodeScoreList(names, raw[k])
+            lst = NodeScoreList(node_names, raw[k])
             try:
                 s = pl.normalize_score(state, pod, lst)
             except Exception as err:  # noqa: BLE001

@@ -196,6 +196,11 @@ class Simulation:
             clock.advance_to(min(times))
             client.finish_terminations(clock.now())
             sched.sync()
+            # Time passed: what upstream's periodic flushes would have done meanwhile (backoff expired,
+            # pods unschedulable for longer than podMaxInUnschedulablePodsDuration retried).
+            if sched.queue is not None:
+                sched.queue.flush_backoff_completed()
+                sched.queue.flush_unschedulable_leftover()
             sched.resume_parked()
         raise RuntimeError("simulation did not settle")
 
