@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from kubesched.config.errors import ConfigError
+from kubesched.config.gofmt import innermost_open_bracket
 from kubesched.config.schema import (
     ARGS_KINDS,
     KUBE_SCHEDULER_CONFIGURATION,
@@ -77,31 +78,11 @@ def _go_json_syntax_error(text: str, e: json.JSONDecodeError) -> str:
         return f"invalid character {shown} after object key"
     if "',' delimiter" in e.msg:
         before = text[:pos].rstrip()
-        ctx = "object key:value pair" if _innermost_open(before) == "{" else "array element"
+        ctx = "object key:value pair" if innermost_open_bracket(before) == "{" else "array element"
         return f"invalid character {shown} after {ctx}"
     if "Extra data" in e.msg:
         return f"invalid character {shown} after top-level value"
     return f"invalid character {shown} looking for beginning of value"
-
-
-def _innermost_open(s: str) -> str:
-    depth: list[str] = []
-    in_str = esc = False
-    for ch in s:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
-            depth.append(ch)
-        elif ch in "}]" and depth:
-            depth.pop()
-    return depth[-1] if depth else ""
 
 
 def _load_json(text: str) -> Any:

@@ -283,3 +283,27 @@ def parse_duration(orig: str) -> int:
     if d > (1 << 63) - 1:
         raise invalid
     return d
+
+
+def innermost_open_bracket(doc: str) -> str:
+    """The innermost JSON bracket ('{' or '[') still open at the end of `doc`, outside strings ('' if none).
+
+    encoding/json names it in syntax errors ("after object key:value pair" / "after array element").
+    """
+    stack: list[str] = []
+    in_str = esc = False
+    for ch in doc:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append(ch)
+        elif ch in "}]" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""

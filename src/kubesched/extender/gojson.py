@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.config.gofmt import innermost_open_bracket
+
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -122,7 +124,7 @@ def _syntax_message(err: json.JSONDecodeError) -> str:
         return "unexpected EOF"
     ch = doc[pos]
     if err.msg == "Expecting ',' delimiter":
-        ctx = "after object key:value pair" if _innermost(doc, pos) == "{" else "after array element"
+        ctx = "after object key:value pair" if innermost_open_bracket(doc[:pos]) == "{" else "after array element"
         return f"invalid character {quote_char(ch)} {ctx}"
     if err.msg == "Invalid \\escape":
         ch = doc[pos + 1] if pos + 1 < len(doc) else ch
@@ -130,27 +132,6 @@ def _syntax_message(err: json.JSONDecodeError) -> str:
         if err.msg.startswith(prefix):
             return f"invalid character {quote_char(ch)} {ctx}"
     return err.msg
-
-
-def _innermost(doc: str, pos: int) -> str:
-    """The innermost open bracket before `pos` ('{' or '['), outside strings."""
-    stack: list[str] = []
-    in_str = esc = False
-    for ch in doc[:pos]:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
-            stack.append(ch)
-        elif ch in "}]" and stack:
-            stack.pop()
-    return stack[-1] if stack else ""
 
 
 def quote_char(c: str) -> str:
