@@ -1,43 +1,16 @@
-"""Scheduler metrics under upstream's names (pkg/scheduler/metrics), kept in process.
+"""Scheduler metrics under upstream's names and labels (pkg/scheduler/metrics), on prometheus_client.
 
-Counters and histograms are plain Python objects so the hot path stays cheap;
-live mode exports them in Prometheus' text format with the same names.
+Each Scheduler has its own registry, so that simulations and tests running
+side by side do not add up; live mode serves it on /metrics with the
+collectors of its own (pending pods, leader election, REST client) added.
 """
 
 from __future__ import annotations
 
-import bisect
-from dataclasses import dataclass, field
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
 
-
-@dataclass
-class Counter:
-    name: str
-    help: str
-    values: dict[tuple[str, ...], float] = field(default_factory=dict)
-
-    def inc(self, *labels: str, by: float = 1.0) -> None:
-        self.values[labels] = self.values.get(labels, 0.0) + by
-
-    def get(self, *labels: str) -> float:
-        return self.values.get(labels, 0.0)
-
-
-@dataclass
-class Histogram:
-    name: str
-    help: str
-    buckets: tuple[float, ...]
-    counts: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
-    sums: dict[tuple[str, ...], float] = field(default_factory=dict)
-
-    def observe(self, value: float, *labels: str) -> None:
-        c = self.counts.setdefault(labels, [0] * (len(self.buckets) + 1))
-        c[bisect.bisect_left(self.buckets, value)] += 1
-        self.sums[labels] = self.sums.get(labels, 0.0) + value
-
-    def count(self, *labels: str) -> int:
-        return sum(self.counts.get(labels, ()))
+# component-base metrics expose no `_created` series.
+disable_created_metrics()
 
 
 def _exponential(start: float, factor: float, n: int) -> tuple[float, ...]:
@@ -48,40 +21,52 @@ class Metrics:
     """The scheduler's metrics registry."""
 
     def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
         self.schedule_attempts = Counter(
-            "scheduler_schedule_attempts_total",
-            "Number of attempts to schedule pods, by the result and profile.",
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, "
+            "while 'error' means an internal scheduler problem.",
+            ("result", "profile"),
+            registry=r,
         )
-        self.preemption_attempts = Counter("scheduler_preemption_attempts_total", "Total preemption attempts.")
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r
+        )
         self.preemption_victims = Histogram(
-            "scheduler_preemption_victims", "Number of selected preemption victims", _exponential(1, 2, 7)
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            buckets=_exponential(1, 2, 7),
+            registry=r,
         )
         self.pod_scheduling_attempts = Histogram(
             "scheduler_pod_scheduling_attempts",
             "Number of attempts to successfully schedule a pod.",
-            _exponential(1, 2, 5),
+            buckets=_exponential(1, 2, 5),
+            registry=r,
         )
         self.attempt_duration = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
-            _exponential(0.001, 2, 15),
+            ("result", "profile"),
+            buckets=_exponential(0.001, 2, 15),
+            registry=r,
         )
 
     def observe_scheduled(self, profile: str, attempts: int, seconds: float = 0.0) -> None:
-        self.schedule_attempts.inc("scheduled", profile)
+        self.schedule_attempts.labels("scheduled", profile).inc()
         self.pod_scheduling_attempts.observe(attempts)
-        self.attempt_duration.observe(seconds, "scheduled", profile)
+        self.attempt_duration.labels("scheduled", profile).observe(seconds)
 
     def observe_failure(self, profile: str, reason: str, seconds: float = 0.0) -> None:
         result = "unschedulable" if reason == "Unschedulable" else "error"
-        self.schedule_attempts.inc(result, profile)
-        self.attempt_duration.observe(seconds, result, profile)
+        self.schedule_attempts.labels(result, profile).inc()
+        self.attempt_duration.labels(result, profile).observe(seconds)
 
-    def all(self) -> list[Counter | Histogram]:
-        return [
-            self.schedule_attempts,
-            self.preemption_attempts,
-            self.preemption_victims,
-            self.pod_scheduling_attempts,
-            self.attempt_duration,
-        ]
+    def value(self, sample: str, **labels: str) -> float:
+        """A sample's current value (e.g. "scheduler_preemption_victims_sum"), 0 when never recorded."""
+        v = self.registry.get_sample_value(sample, labels)
+        return v if v is not None else 0.0
+
+    def exposition(self) -> str:
+        """Prometheus' text format, for /metrics."""
+        return generate_latest(self.registry).decode()

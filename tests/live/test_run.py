@@ -85,7 +85,7 @@ def test_pods_scheduled_end_to_end(cluster: Cluster) -> None:
     stats = api.stats()
     assert all(v == 1 for v in stats["binds"].values()) and len(stats["binds"]) == 30
     metrics = run.metrics()
-    assert f'scheduler_schedule_attempts_total{{result="scheduled",profile="{SCHEDULER}"}} 30' in metrics
+    assert f'scheduler_schedule_attempts_total{{profile="{SCHEDULER}",result="scheduled"}} 30.0' in metrics
     assert 'leader_election_master_status{name="kubesched"} 1' in metrics
     assert "scheduler_pending_pods" in metrics
     assert run.stop() == 0

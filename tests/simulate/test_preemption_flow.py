@@ -163,13 +163,16 @@ def test_preemption_metrics_count_attempts_and_victims() -> None:
     ]
     sim, out = _simulate(docs)
     assert sorted(out["deleted"]) == ["default/a", "default/b"]
-    metrics = sim.scheduler.metrics
-    assert metrics.preemption_attempts.get() == 1
-    assert metrics.preemption_victims.count() == 1
-    assert metrics.preemption_victims.sums[()] == 2
+    m = sim.scheduler.metrics
+    assert m.value("scheduler_preemption_attempts_total") == 1
+    assert m.value("scheduler_preemption_victims_count") == 1
+    assert m.value("scheduler_preemption_victims_sum") == 2
     # The preemptor failed once (unschedulable), then was scheduled on its second attempt.
-    assert metrics.schedule_attempts.get("unschedulable", "default-scheduler") == 1
-    assert metrics.schedule_attempts.get("scheduled", "default-scheduler") == 1
-    assert metrics.pod_scheduling_attempts.sums[()] == 2
-    assert metrics.attempt_duration.count("unschedulable", "default-scheduler") == 1
-    assert metrics.attempt_duration.count("scheduled", "default-scheduler") == 1
+    profile = {"profile": "default-scheduler"}
+    assert m.value("scheduler_schedule_attempts_total", result="unschedulable", **profile) == 1
+    assert m.value("scheduler_schedule_attempts_total", result="scheduled", **profile) == 1
+    assert m.value("scheduler_pod_scheduling_attempts_sum") == 2
+    assert m.value("scheduler_scheduling_attempt_duration_seconds_count", result="unschedulable", **profile) == 1
+    assert m.value("scheduler_scheduling_attempt_duration_seconds_count", result="scheduled", **profile) == 1
+    text = m.exposition()
+    assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1.0' in text

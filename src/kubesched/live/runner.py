@@ -22,12 +22,15 @@ import queue
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from kubesched.api.decode import KINDS
 from kubesched.cluster.clock import RealClock
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.live import promtext
 from kubesched.live.binder import BindPool
 from kubesched.live.client import LiveClient
 from kubesched.live.events import EventBroadcaster
@@ -94,6 +97,10 @@ class LiveScheduler:
         self.elector: LeaderElector | None = None
         self._health_runner: Any = None
         self._pending_counts: dict[str, int] = {}
+        # Metrics read at scrape time (queue lengths, lease, REST calls); before the scheduler exists, alone.
+        self._collector = _RunnerCollector(self)
+        self._bare_registry = CollectorRegistry()
+        self._bare_registry.register(self._collector)
         self._synced_kinds: set[str] = set()
 
     # ------------------------------------------------------------ inbox (scheduler thread)
@@ -149,45 +156,9 @@ class LiveScheduler:
         return self.elector.check() if self.elector is not None else None
 
     def metrics_text(self) -> str:
-        lines = promtext.render_metrics(self.sched.metrics) if self.sched is not None else []
-        lines += promtext.render_gauge(
-            "scheduler_pending_pods",
-            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
-            "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
-            "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the "
-            "scheduler never attempted to schedule because they are gated.",
-            "queue",
-            dict(self._pending_counts),
-        )
-        le = self.config.leader_election
-        if le.leader_elect:
-            lines += promtext.render_gauge(
-                "leader_election_master_status",
-                "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
-                "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
-                "name",
-                {le.resource_name: 1.0 if self.leading.is_set() else 0.0},
-            )
-        host = self.conn.host
-        lines += promtext.render_counter_map(
-            "rest_client_requests_total",
-            "Number of HTTP requests, partitioned by status code, method, and host.",
-            ("code", "method", "host"),
-            _request_counts(self._clients(), host),
-        )
-        lines += promtext.render_counter_map(
-            "kubesched_reflector_relists_total",
-            "Number of times a reflector listed again after its watch expired (410 Gone).",
-            ("resource",),
-            {(r.resource.plural,): float(r.relists) for r in self.reflectors},
-        )
-        lines += promtext.render_counter_map(
-            "kubesched_binds_total",
-            "Number of binding API calls by result.",
-            ("result",),
-            {("success",): float(self.pool.bound), ("error",): float(self.pool.failed)},
-        )
-        return "\n".join(lines) + "\n"
+        """/metrics: the scheduler's registry, with this runner's own collector in it."""
+        registry = self.sched.metrics.registry if self.sched is not None else self._bare_registry
+        return generate_latest(registry).decode()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -195,6 +166,7 @@ class LiveScheduler:
         from kubesched.scheduler import Scheduler
 
         self.sched = Scheduler(self.cluster, self.config, clock=self.clock.now, seed=self.seed, registry=self.registry)
+        self.sched.metrics.registry.register(self._collector)
         if hasattr(self.sched, "bind_runner"):
             self.sched.bind_runner = self._bind_runner
         else:
@@ -340,6 +312,57 @@ class LiveScheduler:
             return 1
         log.info("Stopped")
         return 0
+
+
+_PENDING_HELP = (
+    "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
+    "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the "
+    "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the "
+    "scheduler never attempted to schedule because they are gated."
+)
+_LEADER_HELP = (
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+    "master. 'name' is the string used to identify the lease. Please make sure to group by name."
+)
+
+
+class _RunnerCollector:
+    """The runner's metrics, read when scraped: pending pods, leader election, REST calls, relists, binds."""
+
+    def __init__(self, runner: LiveScheduler) -> None:
+        self.runner = runner
+
+    def collect(self) -> Iterator[Metric]:
+        r = self.runner
+        pending = GaugeMetricFamily("scheduler_pending_pods", _PENDING_HELP, labels=["queue"])
+        for queue_name, n in sorted(r._pending_counts.items()):
+            pending.add_metric([queue_name], n)
+        yield pending
+        le = r.config.leader_election
+        if le.leader_elect:
+            leader = GaugeMetricFamily("leader_election_master_status", _LEADER_HELP, labels=["name"])
+            leader.add_metric([le.resource_name], 1.0 if r.leading.is_set() else 0.0)
+            yield leader
+        requests = CounterMetricFamily(
+            "rest_client_requests",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            labels=["code", "method", "host"],
+        )
+        for labels, v in sorted(_request_counts(r._clients(), r.conn.host).items()):
+            requests.add_metric(list(labels), v)
+        yield requests
+        relists = CounterMetricFamily(
+            "kubesched_reflector_relists",
+            "Number of times a reflector listed again after its watch expired (410 Gone).",
+            labels=["resource"],
+        )
+        for ref in r.reflectors:
+            relists.add_metric([ref.resource.plural], float(ref.relists))
+        yield relists
+        binds = CounterMetricFamily("kubesched_binds", "Number of binding API calls by result.", labels=["result"])
+        binds.add_metric(["success"], float(r.pool.bound))
+        binds.add_metric(["error"], float(r.pool.failed))
+        yield binds
 
 
 def _request_counts(clients: tuple[RestClient, ...], host: str) -> dict[tuple[str, str, str], float]:
