@@ -135,7 +135,69 @@ def _walk(node: Any, path: tuple[str, ...], prefix: str) -> list[tuple[str, Any]
     return _walk(node[head], rest, f"{prefix}.{head}" if prefix else head)
 
 
+def _values(node: Any, path: tuple[str, ...]) -> list[Any]:
+    """What _walk finds, without the field paths (which only an error needs)."""
+    nodes = [node]
+    for head in path:
+        found: list[Any] = []
+        for n in nodes:
+            if head == "*":
+                if isinstance(n, list):
+                    found.extend(n)
+            elif n.__class__ is dict:  # what YAML and JSON give; isinstance(n, Mapping) is slow
+                if head in n:
+                    found.append(n[head])
+            elif isinstance(n, Mapping) and head in n:
+                found.append(n[head])
+        if not found:
+            return found
+        nodes = found
+    return nodes
+
+
+# Quantities already parsed, by (type, value): the same few strings fill every manifest of a large scenario.
+_VALID_QUANTITIES: set[tuple[type, Any]] = set()
+_VALID_QUANTITIES_LIMIT = 1 << 14
+
+
+def _valid_quantity(q: Any) -> bool:
+    t = q.__class__
+    if t is not str and t is not int and t is not float:
+        return False
+    key = (t, q)
+    if key in _VALID_QUANTITIES:
+        return True
+    try:
+        parse_quantity(q)
+    except QuantityError:
+        return False
+    if len(_VALID_QUANTITIES) >= _VALID_QUANTITIES_LIMIT:
+        _VALID_QUANTITIES.clear()
+    _VALID_QUANTITIES.add(key)
+    return True
+
+
+def _quantities_valid(kind: str, raw: Mapping[str, Any]) -> bool:
+    """Whether _check_quantities would pass, quickly; False only means "look again, slowly"."""
+    for path in _QUANTITY_FIELDS.get(kind, ()):
+        for q in _values(raw, path):
+            if q is not None and not _valid_quantity(q):
+                return False
+    for path in _QUANTITY_MAPS.get(kind, ()):
+        for rl in _values(raw, path):
+            if rl is None:
+                continue
+            if rl.__class__ is not dict and not isinstance(rl, Mapping):
+                return False
+            for q in rl.values():
+                if not _valid_quantity(q):
+                    return False
+    return True
+
+
 def _check_quantities(kind: str, raw: Mapping[str, Any]) -> None:
+    if _quantities_valid(kind, raw):
+        return
     for path in _QUANTITY_FIELDS.get(kind, ()):
         for where, q in _walk(raw, path, ""):
             if q is None:

@@ -1,0 +1,127 @@
+"""Loading scenarios: the objects and errors of a whole-file parse, raw mappings on demand, and the same
+result whether one process reads the YAML or several do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubesched.cli import main
+from kubesched.errors import InputError
+from kubesched.simulate import yamlstream
+from kubesched.simulate.generate import Shape, random_scenario, to_yaml
+from kubesched.simulate.scenario import Manifest, load_scenario, parse_scenario
+
+NODE = "kind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+
+
+def pod(i: int) -> str:
+    return f"kind: Pod\nmetadata: {{name: p{i}}}\nspec: {{containers: [{{name: c}}]}}\n"
+
+
+def stream(*docs: str) -> str:
+    return "---\n".join(docs)
+
+
+def test_raw_is_read_again_on_demand() -> None:
+    text = to_yaml(random_scenario(Shape(nodes=5, running_pods=5, pending_pods=5), seed=3))
+    sc = parse_scenario(text, "random.yaml")
+    expected = [d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d is not None]
+    assert expected[0]["kind"] == "Scenario"
+    assert [m.raw for m in sc.manifests] == [expected[m.index] for m in sc.manifests]
+    assert [m.index for m in sc.manifests] == list(range(1, len(expected)))
+
+
+def test_manifest_keeps_a_given_raw() -> None:
+    raw = {"kind": "Node", "metadata": {"name": "n"}}
+    assert Manifest("Node", None, raw, 3).raw is raw
+    with pytest.raises(ValueError, match="raw mapping or the source"):
+        Manifest("Node", None)
+
+
+def test_yaml_error_after_a_bad_manifest_is_reported_first() -> None:
+    # As when the whole file was parsed before anything was decoded.
+    bad_name = "kind: Pod\nmetadata: {}\n"
+    with pytest.raises(InputError, match=r"malformed YAML: line 9, column 1"):
+        parse_scenario(stream(NODE, bad_name, "a: [1\n"), "s.yaml")
+    with pytest.raises(InputError, match=r"Pod \(document 2\): metadata.name: missing name"):
+        parse_scenario(stream(NODE, bad_name, pod(1)), "s.yaml")
+
+
+def test_constructor_errors_name_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(stream(NODE, "kind: Pod\nmetadata: {name: p}\nspec:\n  priority: !!int high\n"))
+    assert main(["simulate", str(f), "-o", "json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {f}: malformed YAML: line 8, column 13: cannot construct !!int from 'high': " + (
+        "invalid literal for int() with base 10: 'high'"
+    )
+
+
+def test_file_that_is_not_utf8(tmp_path: Path) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_bytes(b"kind: Node\nmetadata: {name: \xff}\n")
+    with pytest.raises(InputError, match=r"s.yaml: cannot read: not UTF-8 text \(invalid start byte at byte 28\)"):
+        load_scenario(f)
+
+
+def test_bad_quantities_name_the_field() -> None:
+    # Valid ones first, so that the invalid ones meet a warm cache of checked quantities.
+    ok = stream(NODE, "kind: Pod\nmetadata: {name: p}\nspec: {overhead: {cpu: 1e3, memory: 0.5, x: 7}}\n")
+    assert parse_scenario(ok, "s.yaml").manifests[1].obj.spec.overhead == {"cpu": "1e3", "memory": 0.5, "x": 7}
+    for value, message in (("lots", "'lots': quantities must match"), (".nan", "nan: quantities must match")):
+        text = stream(NODE, f"kind: Pod\nmetadata: {{name: p}}\nspec: {{overhead: {{cpu: 1, x: {value}}}}}\n")
+        with pytest.raises(InputError) as err:
+            parse_scenario(text, "s.yaml")
+        assert str(err.value).startswith(f"s.yaml: Pod default/p: spec.overhead.x: {message}")
+    text = stream(NODE.replace("pods: '110'", "pods: '1.2.3'"))
+    with pytest.raises(InputError, match=r"Node n1: status.capacity.pods: '1.2.3': quantities must match"):
+        parse_scenario(text, "s.yaml")
+
+
+# ---------------------------------------------------------------- several processes
+
+
+@pytest.fixture
+def forking() -> None:
+    if not yamlstream._can_fork():
+        pytest.skip("this process may not fork")
+
+
+def outcome(text: str, workers: int) -> tuple[str, object]:
+    try:
+        sc = parse_scenario(text, "big.yaml", workers=workers)
+    except InputError as err:
+        return "error", str(err)
+    return "ok", (sc.mode, sc.description, [(m.kind, m.obj, m.index, m.raw) for m in sc.manifests])
+
+
+def test_split_load_gives_the_same_scenario(forking: None) -> None:
+    header = "kind: Scenario\nmode: batch\ndescription: big\n"
+    text = stream(header, NODE, *(pod(i) for i in range(2000)))
+    serial = outcome(text, 1)
+    assert serial[0] == "ok"
+    assert outcome(text, 2) == serial
+
+
+@pytest.mark.parametrize(
+    "late",
+    [
+        "kind: Pod\nmetadata: {name: late\n",  # malformed YAML: its line in the whole file
+        "kind: Pod\nmetadata: {}\n",  # missing name: its document number in the whole file
+        "kind: Pod\nmetadata: {name: q}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
+        "kind: Scenario\n",  # a header that is not first
+    ],
+)
+def test_errors_late_in_a_split_load_are_the_serial_errors(forking: None, late: str) -> None:
+    text = stream(NODE, *(pod(i) for i in range(1500)), late, *(pod(i) for i in range(1500, 1510)))
+    serial = outcome(text, 1)
+    assert serial[0] == "error"
+    assert outcome(text, 2) == serial
+    if "late\n" in late:
+        line = text[: text.index(late)].count("\n") + 3
+        assert f"malformed YAML: line {line}, column 1" in str(serial[1])
+    if "{}" in late:
+        assert str(serial[1]).endswith("Pod (document 1502): metadata.name: missing name")
