@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from kubesched import __version__
 from kubesched.config import ConfigError, load_config_file
@@ -29,8 +31,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.simulate.runner import Simulation
     from kubesched.simulate.scenario import load_scenario
 
+    # The config first: the out-of-tree plugins it names may bring kinds the scenario uses (e.g. PodGroup).
+    config = _config_with_plugins(args.config)
     scenario = load_scenario(args.scenario)
-    sim = Simulation(scenario, _load_config(args.config), seed=args.seed, keep_scores=not args.no_scores)
+    sim = Simulation(scenario, config, seed=args.seed, keep_scores=not args.no_scores, config_source=args.config)
     result = sim.run()
     if args.output == "json":
         print(output.to_json(result))
@@ -41,6 +45,52 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         Console().print(output.render_table(result, scenario.description))
     return 0
+
+
+def _config_with_plugins(path: str | None) -> KubeSchedulerConfiguration | None:
+    """The config, the out-of-tree plugins it names loaded first (they may bring kinds the scenario uses)."""
+    config = _load_config(path)
+    if config is not None:
+        from kubesched.framework.registry import plugin_names, preload
+
+        preload(plugin_names(config))
+    return config
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from kubesched.explain import explain
+    from kubesched.explain import render as explain_render
+    from kubesched.simulate.scenario import load_scenario
+
+    config = _config_with_plugins(args.config)
+    ex = explain(load_scenario(args.scenario), args.pod, config, seed=args.seed, config_source=args.config)
+    if args.output == "json":
+        print(explain_render.to_json(ex))
+    else:
+        from rich.console import Console
+
+        Console().print(explain_render.render(ex))
+    return 0
+
+
+def cmd_capacity(args: argparse.Namespace) -> int:
+    from kubesched import capacity
+
+    config = _config_with_plugins(args.config)
+    result = capacity.run_capacity(args.cluster, args.pod, config, args.max, seed=args.seed, config_source=args.config)
+    if args.output == "json":
+        print(capacity.to_json(result))
+    else:
+        from rich.console import Console
+
+        Console().print(capacity.render(result))
+    return 0
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    from kubesched.snapshot_cmd import run
+
+    return run(args)
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
@@ -96,6 +146,95 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay_configs(paths: list[str] | None, scenario_has_config: bool) -> list[Any]:
+    """A RunConfig per --config: labels are file stems, or whole paths where two stems clash."""
+    from pathlib import Path
+
+    from kubesched.replay import RunConfig
+
+    if not paths:
+        return [RunConfig("cluster-file config" if scenario_has_config else "default")]
+    stems = [Path(p).stem for p in paths]
+    labels = [stem if stems.count(stem) == 1 else p for stem, p in zip(stems, paths, strict=True)]
+    if len(set(labels)) != len(labels):
+        dup = next(x for x in labels if labels.count(x) > 1)
+        raise InputError(dup, "given twice as --config")
+    return [RunConfig(label, _load_config(p), p) for label, p in zip(labels, paths, strict=True)]
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as err:
+        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from kubesched.replay import load_inputs, replay_all
+    from kubesched.report.data import ReportMeta, report_dict, to_json
+    from kubesched.report.table import summary_table
+
+    if args.until is not None and not args.until >= 0:
+        raise InputError("--until", f"must be a number of seconds >= 0, got {args.until}")
+    for out in (args.report, args.json):
+        if out and out != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+            raise InputError(out, "cannot write: no such directory")  # before the replay, not after it
+    if args.report:
+        from kubesched.report.html import require_plotly
+
+        require_plotly()
+    scenario, trace = load_inputs(args.cluster, args.trace, args.templates)
+    configs = _replay_configs(args.config, scenario.config is not None)
+
+    show_progress = not args.quiet and sys.stderr.isatty()
+    progress_ctx: Any = nullcontext(None)
+    if show_progress:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress_ctx = Progress(
+            TextColumn("replay [bold]{task.description}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("pods arrived"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+    with progress_ctx as bar:
+
+        def progress_for(label: str) -> Callable[[int, int], None] | None:
+            if bar is None:
+                return None
+            task = bar.add_task(label, total=len(trace.entries))
+
+            def update(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            return update
+
+        runs = replay_all(scenario, trace, configs, seed=args.seed, until=args.until, progress=progress_for)
+    doc = report_dict(ReportMeta(args.cluster, args.trace, args.seed, args.until), runs)
+    if args.json:
+        if args.json == "-":
+            sys.stdout.write(to_json(doc))
+        else:
+            _write(args.json, to_json(doc))
+    if args.report:
+        from kubesched.report.html import render_html
+
+        _write(args.report, render_html(doc))
+    if args.json != "-":
+        from rich.console import Console
+
+        title = f"{args.trace} on {args.cluster}: {len(trace.entries)} pods, seed {args.seed}"
+        Console().print(summary_table(runs, title))
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.live.command import run
 
@@ -138,6 +277,25 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("-o", "--output", choices=("text", "json"), default="text")
     b.set_defaults(func=cmd_bench)
 
+    rp = sub.add_parser(
+        "replay",
+        help="replay a workload trace on the virtual clock; compare configurations (docs/replay.md)",
+    )
+    rp.add_argument("cluster", help="multi-document YAML: nodes, running pods, PriorityClasses, pod templates, ...")
+    rp.add_argument("trace", help="CSV or JSON Lines: time, name, template or spec, priorityClass, duration")
+    rp.add_argument(
+        "--config",
+        action="append",
+        help="KubeSchedulerConfiguration file; give two or more to compare them on the same trace",
+    )
+    rp.add_argument("--templates", help="extra Pod manifests the trace's `template` column may name")
+    rp.add_argument("--report", metavar="OUT.html", help="write a self-contained HTML report with plots")
+    rp.add_argument("--json", metavar="OUT.json", help="write the report's figures as JSON ('-': stdout)")
+    rp.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
+    rp.add_argument("--until", type=float, help="stop the replay at this virtual time (seconds)")
+    rp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    rp.set_defaults(func=cmd_replay)
+
     from kubesched.live import command as live_command
     from kubesched.serve import command as serve_command
 
@@ -148,6 +306,29 @@ def build_parser() -> argparse.ArgumentParser:
     srv = sub.add_parser("serve", help="serve a scenario's cluster through the Kubernetes API (for kubectl, `run`)")
     serve_command.add_arguments(srv)
     srv.set_defaults(func=cmd_serve)
+
+    ex = sub.add_parser("explain", help="why a pod of a scenario landed where it did, or why it stays pending")
+    ex.add_argument("scenario", help="the scenario YAML (as for simulate)")
+    ex.add_argument("pod", help="the pod: name, or namespace/name")
+    ex.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
+    ex.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    ex.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
+    ex.set_defaults(func=cmd_explain)
+
+    cap = sub.add_parser("capacity", help="how many replicas of a pod fit in a cluster, and where")
+    cap.add_argument("cluster", help="the cluster YAML (a scenario; its pending pods are scheduled first)")
+    cap.add_argument("--pod", required=True, help="YAML file with the pod to replicate")
+    cap.add_argument("--max", type=int, default=None, metavar="N", help="stop after N replicas")
+    cap.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
+    cap.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    cap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
+    cap.set_defaults(func=cmd_capacity)
+
+    snap = sub.add_parser("snapshot", help="capture a live cluster into a scenario file (to stdout)")
+    from kubesched import snapshot_cmd
+
+    snapshot_cmd.add_arguments(snap)
+    snap.set_defaults(func=cmd_snapshot)
 
     cfg = sub.add_parser("config", help="KubeSchedulerConfiguration tools")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)

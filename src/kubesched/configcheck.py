@@ -11,6 +11,8 @@ from typing import Any
 
 from kubesched.config import ConfigError, encode_defaulted, load_config
 from kubesched.config.errors import aggregate_message
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.errors import InputError
 from kubesched.framework.handle import Handle, Lister
 from kubesched.framework.profile import FrameworkError, build_frameworks
 from kubesched.framework.snapshot import Snapshot
@@ -36,3 +38,11 @@ def check_config(text: str, source: str = "<config>", registry: Registry | None 
         msg = str(err)
         return {"valid": False, "stage": "framework", "errors": [msg], "message": aggregate_message([msg])}
     return {"valid": True, "stage": "ok", "errors": [], "message": None, "defaulted": encode_defaulted(cfg)}
+
+
+def check_profiles(cfg: KubeSchedulerConfiguration, source: str, registry: Registry | None = None) -> None:
+    """Build every profile without a cluster, as the scheduler will: a bad plugin fails before anything starts."""
+    try:
+        build_frameworks(cfg, registry or Registry(), _offline_handle)
+    except FrameworkError as err:
+        raise InputError(source, str(err)) from None

@@ -39,7 +39,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.handle import Handle, Lister
 from kubesched.framework.interface import EnqueueExtensions, PostFilterResult
-from kubesched.framework.profile import build_frameworks
+from kubesched.framework.profile import FrameworkError, build_frameworks
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import NodeSubset, Snapshot
 from kubesched.framework.status import Code, Status
@@ -226,7 +226,13 @@ class Scheduler:
         for name, fw in self.profiles.items():
             hmap: QueueingHintMap = {}
             for pl in fw.enqueue_extensions():
-                events = pl.events_to_register() if isinstance(pl, EnqueueExtensions) else unroll_wildcard_resource()
+                events = unroll_wildcard_resource()
+                if isinstance(pl, EnqueueExtensions):
+                    try:
+                        events = pl.events_to_register()
+                    except Exception as err:  # a plugin's bug refuses the profile at start-up, in one line
+                        msg = f'plugin "{pl.name}": events_to_register raised {type(err).__name__}: {err}'
+                        raise FrameworkError(msg) from err
                 for e in events:
                     hmap.setdefault(e.event, []).append(HintFunction(pl.name, e.hint))
             hints[name] = hmap
@@ -269,9 +275,12 @@ class Scheduler:
         assert q is not None
         if etype == ADDED:
             assert new is not None
+            if _terminal(new):
+                # Upstream's pod informer lists no Succeeded/Failed pod (status.phase field selector).
+                return
             if new.spec.node_name:
                 self._add_assigned(new)
-            elif self._responsible(new) and not _terminal(new):
+            elif self._responsible(new):
                 q.add(self._info(new))
         elif etype == MODIFIED:
             assert old is not None and new is not None

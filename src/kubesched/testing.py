@@ -4,13 +4,19 @@ p = make_pod("web", cpu="500m", labels={"app": "web"})
 n = make_node("n1", cpu="4", mem="8Gi", labels={"zone": "a"})
 env = Env([n], [make_pod("used", cpu="1", node="n1")])
 env.snapshot, env.handle, env.pod_info(p)
+
+End to end, with a configuration (e.g. enabling a plugin being written):
+result = simulate([n, p], config={"profiles": [...]})
+placements(result)  # {"default/web": "n1"}
 """
 
 from __future__ import annotations
 
+import os
 import random
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api.core import Node, Pod
 from kubesched.api.decode import decode
@@ -21,6 +27,9 @@ from kubesched.cluster.store import ClusterStore
 from kubesched.framework.handle import Handle, Lister
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import PodInfo
+
+if TYPE_CHECKING:
+    from kubesched.simulate.runner import SimulationResult
 
 
 def make_pod(
@@ -130,3 +139,67 @@ class Env:
 
     def node(self, name: str) -> Any:
         return self.snapshot.get(name)
+
+
+def simulate(
+    objects: Iterable[Any] | str,
+    config: Mapping[str, Any] | str | None = None,
+    *,
+    mode: str | None = None,
+    seed: int = 0,
+) -> SimulationResult:
+    """Schedule on an embedded cluster, as `kubesched simulate` does, and return its result.
+
+    `objects`: typed objects (make_node, make_pod, api.decode.decode) or a scenario's YAML
+    text; pods without a node are the pending ones, created in order. `config`: a
+    KubeSchedulerConfiguration as a mapping or YAML text (apiVersion/kind may be left out);
+    it and `mode` ("sequential", "batch") override a scenario header's.
+    A bad configuration raises kubesched.errors.InputError, as the CLI reports it.
+    """
+    import yaml
+
+    from kubesched.api.decode import KINDS
+    from kubesched.simulate.runner import Simulation
+    from kubesched.simulate.scenario import Manifest, Scenario, parse_scenario
+
+    cfg: Mapping[str, Any] | None = yaml.safe_load(config) if isinstance(config, str) else config
+    if cfg is not None:
+        cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **cfg}
+    if isinstance(objects, str):
+        scenario = parse_scenario(objects, "<test>")
+    else:
+        scenario = Scenario(source="<test>")
+        kinds = {t: k for k, t in KINDS.items()}
+        for i, obj in enumerate(objects):
+            kind = kinds.get(type(obj))
+            if kind is None:
+                raise TypeError(f"simulate: {type(obj).__name__} is not a kind the scenario loader knows")
+            scenario.manifests.append(Manifest(kind, obj, {}, i))
+    if mode is not None:
+        scenario.mode = mode
+    if cfg is not None:
+        scenario.config = cfg
+    return Simulation(scenario, seed=seed).run()
+
+
+def placements(result: SimulationResult) -> dict[str, str | None]:
+    """Each pending pod ("namespace/name") and the node it landed on (None: not scheduled)."""
+    return {o.key: o.node if o.status == "Scheduled" else None for o in result.results}
+
+
+def write_entry_points(
+    directory: str | os.PathLike[str], plugins: Mapping[str, str], dist: str = "test-plugins"
+) -> Path:
+    """Make `plugins` (name -> "module:Class") installed `kubesched.plugins` entry points, without pip.
+
+    Writes the metadata pip would write into `directory`; put `directory` on sys.path
+    (pytest's monkeypatch.syspath_prepend) or PYTHONPATH for the registry to find them.
+    """
+    from kubesched.framework.registry import ENTRY_POINT_GROUP
+
+    info = Path(directory) / f"{dist.replace('-', '_')}-0.0.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.0.0\n")
+    lines = [f"[{ENTRY_POINT_GROUP}]", *(f"{name} = {ref}" for name, ref in plugins.items())]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    return info

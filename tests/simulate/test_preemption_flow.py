@@ -176,3 +176,11 @@ def test_preemption_metrics_count_attempts_and_victims() -> None:
     assert m.value("scheduler_scheduling_attempt_duration_seconds_count", result="scheduled", **profile) == 1
     text = m.exposition()
     assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} 1.0' in text
+
+
+def test_finished_pods_use_no_resources() -> None:
+    docs: list[dict[str, Any]] = [_node("n0", cpu="2"), _pod("done", "2", node="n0"), _pod("new", "2")]
+    docs[1]["status"] = {"phase": "Succeeded"}
+    _, out = _simulate(docs)
+    r = {x["pod"]: x for x in out["results"]}["default/new"]
+    assert (r["status"], r["node"]) == ("Scheduled", "n0")

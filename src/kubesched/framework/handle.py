@@ -98,6 +98,10 @@ class Handle:
         ns = self._lister("Namespace").get(namespace)
         return dict(ns.metadata.labels) if ns is not None else {}
 
+    def waiting_pods(self) -> list[WaitingPod]:
+        """The pods of this profile held at Permit (IterateOverWaitingPods): allow or reject them."""
+        return list(self.framework.waiting_pods) if self.framework is not None else []
+
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.framework.waiting_pods.get(uid) if self.framework is not None else None
 

@@ -32,6 +32,8 @@ class Plugin:
     """Base of every plugin; `name` is what configurations refer to."""
 
     name: ClassVar[str] = ""
+    # The type pluginConfig args are decoded into (a dataclass or msgspec Struct); None: args come as given.
+    args_type: ClassVar[type | None] = None
 
     @classmethod
     def new(cls, args: Any, handle: Any) -> Plugin:

@@ -6,7 +6,9 @@ any multiPoint expansion, so explicit errors come first), then the multiPoint
 ones in the order upstream's expandMultiPointPlugins gives (explicit
 re-configurations first, then multiPoint-only plugins, then the remaining
 explicit ones). A bad profile fails here, at start-up, with upstream's error
-text.
+text. Besides the registry's plugins, a profile may name out-of-tree ones by
+import path; their args are decoded into the type they declare
+(framework/registry.py).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from kubesched.framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
+from kubesched.framework.registry import PluginArgsError, PluginLoadError, decode_args, is_import_path, load_plugin
 from kubesched.framework.runtime import Framework
 
 # A plugin factory: (args, handle) -> plugin. Classes with a `new` classmethod qualify.
@@ -69,6 +72,20 @@ def _needed(plugins: Plugins) -> list[str]:
         if p.name not in names:
             names.append(p.name)
     return names
+
+
+def _plugin_args(profile: Profile, name: str, factory: Any) -> Any:
+    """The plugin's pluginConfig args, decoded into its declared args type when it has one."""
+    raw = profile.args_for(name)
+    args_type = getattr(factory, "args_type", None)
+    if args_type is None:
+        return raw
+    try:
+        return decode_args(args_type, raw)
+    except PluginArgsError as err:
+        where = next((i for i, pc in enumerate(profile.plugin_config) if pc.name == name), None)
+        location = f"pluginConfig[{where}].args" if where is not None else "args (no pluginConfig entry)"
+        raise FrameworkError(f'initializing plugin "{name}": {err.at(location)}') from None
 
 
 def _instantiate(factory: PluginFactory, args: Any, handle: Any) -> Plugin:
@@ -151,14 +168,20 @@ def build_framework(
     """Instantiate and place the plugins of one profile; raises FrameworkError as upstream words it."""
     handle = handle_for(None)
     pmap: dict[str, Plugin] = {}
-    needed = set(_needed(profile.plugins))
-    for name in registry:
-        if name not in needed:
-            continue
+    needed = _needed(profile.plugins)
+    wanted = set(needed)
+    # Registered plugins in registry order, then those named by import path ("pkg.mod:Class").
+    # A name that is neither keeps upstream's "... does not exist" error below.
+    order = [n for n in registry if n in wanted]
+    order += [n for n in needed if n not in registry and is_import_path(n)]
+    for name in order:
         try:
-            pmap[name] = _instantiate(registry[name], profile.args_for(name), handle)
+            factory = registry[name] if name in registry else load_plugin(name)
+            pmap[name] = _instantiate(factory, _plugin_args(profile, name, factory), handle)
         except FrameworkError:
             raise
+        except PluginLoadError as err:
+            raise FrameworkError(f'loading plugin "{name}": {err}') from err
         except Exception as err:
             raise FrameworkError(f'initializing plugin "{name}": {err}') from err
     # Every explicit extension point is checked before any multiPoint expansion, as NewFramework does.

@@ -31,6 +31,10 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(err.source, err.message) from None
     else:
         config = default_configuration()
+    from kubesched.configcheck import check_profiles
+
+    # Refused at start-up, as kube-scheduler refuses a bad profile before it connects.
+    check_profiles(config, args.config or "<default configuration>")
     from kubesched.live.kubeconfig import load_connection
     from kubesched.live.runner import LiveScheduler
 

@@ -92,6 +92,21 @@ SCHEDULER_KINDS: tuple[str, ...] = (
     "Pod",
 )
 
+# Kinds out-of-tree plugins read through their listers (CRDs such as PodGroup), watched besides those above.
+PLUGIN_KINDS: list[str] = []
+
+
+def register_watched(resource: Resource) -> None:
+    """Let `kubesched run` list and watch a plugin's own kind, as upstream plugins start their own informers.
+
+    The kind must also be known to the decoder (api.decode.register_kind). A cluster that does
+    not serve it (the CRD is not installed) is treated as holding none.
+    """
+    BY_KIND.setdefault(resource.kind, resource)
+    if resource.kind not in PLUGIN_KINDS:
+        PLUGIN_KINDS.append(resource.kind)
+
+
 # The scheduler's pod informer leaves out terminal pods (scheduler.go: newPodInformer).
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 

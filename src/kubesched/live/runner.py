@@ -40,7 +40,7 @@ from kubesched.live.kubeconfig import Connection
 from kubesched.live.leader import LeaderElector, default_identity
 from kubesched.live.mirror import MirrorCluster, MirrorStore
 from kubesched.live.reflector import Reflector
-from kubesched.live.resources import BY_KIND, POD_FIELD_SELECTOR, SCHEDULER_KINDS
+from kubesched.live.resources import BY_KIND, PLUGIN_KINDS, POD_FIELD_SELECTOR, SCHEDULER_KINDS
 from kubesched.live.rest import USER_AGENT, RestClient
 
 log = logging.getLogger("kubesched.live")
@@ -184,7 +184,7 @@ class LiveScheduler:
         )
         self._health_runner = runner
         log.info("Serving health and metrics", extra={"address": f"http://{self.bind_address}:{self.port}"})
-        kinds = [k for k in SCHEDULER_KINDS if k in KINDS]
+        kinds = [k for k in (*SCHEDULER_KINDS, *PLUGIN_KINDS) if k in KINDS]
         for kind in kinds:
             r = Reflector(
                 self.rest, BY_KIND[kind], self.inbox.put, field_selector=POD_FIELD_SELECTOR if kind == "Pod" else ""

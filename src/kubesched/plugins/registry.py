@@ -1,15 +1,22 @@
-"""The in-tree registry (framework/plugins/registry.go): plugin name -> factory.
+"""The registry (framework/plugins/registry.go, merged with out-of-tree ones): plugin name -> factory.
 
 Factories are named by import path and loaded on first use, so that a profile
-that does not enable a plugin never imports it.
+that does not enable a plugin never imports it. The default registry is the
+in-tree plugins plus the installed `kubesched.plugins` entry points (upstream
+merges out-of-tree registries the same way, and refuses a name that exists
+twice); plugins named by import path in a configuration are resolved when the
+profile is built (framework/profile.py).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from kubesched.framework.registry import ENTRY_POINT_GROUP, PluginLoadError, load_entry_point
+from kubesched.framework.registry import entry_points as installed_entry_points
 from kubesched.plugins import names
 
 IN_TREE: dict[str, str] = {
@@ -55,17 +62,50 @@ def load_factory(ref: str) -> Any:
 
 
 class Registry(Mapping[str, Any]):
-    """Plugin name -> factory, resolving import paths lazily; out-of-tree plugins can be merged in."""
+    """Plugin name -> factory, resolving import paths and entry points lazily; more can be registered.
 
-    def __init__(self, refs: Mapping[str, Any] | None = None) -> None:
+    `Registry()` is the in-tree plugins and the installed entry points; `Registry(refs)`
+    exactly the given ones (no entry points unless `entry_points=True`).
+    """
+
+    def __init__(self, refs: Mapping[str, Any] | None = None, *, entry_points: bool | None = None) -> None:
         self._refs: dict[str, Any] = dict(IN_TREE if refs is None else refs)
         self._loaded: dict[str, Any] = {}
+        # Names claimed twice: the error to give if the profile needs that name.
+        self._clashes: dict[str, str] = {}
+        if entry_points if entry_points is not None else refs is None:
+            self._merge_entry_points()
+
+    def _merge_entry_points(self) -> None:
+        for name, ep in installed_entry_points().items():
+            if name in self._refs:
+                self._clashes[name] = (
+                    f'a plugin named "{name}" already exists '
+                    f'(entry point "{ep.name} = {ep.value}" in group {ENTRY_POINT_GROUP})'
+                )
+                continue
+            self._refs[name] = ep
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._loaded:
+            clash = self._clashes.get(name)
+            if clash is not None:
+                raise RegistryError(clash)
             ref = self._refs[name]
-            self._loaded[name] = load_factory(ref) if isinstance(ref, str) else ref
+            if isinstance(ref, str):
+                self._loaded[name] = load_factory(ref)
+            elif isinstance(ref, importlib.metadata.EntryPoint):
+                try:
+                    self._loaded[name] = load_entry_point(ref)
+                except PluginLoadError as err:
+                    raise RegistryError(str(err)) from None
+            else:
+                self._loaded[name] = ref
         return self._loaded[name]
+
+    def __contains__(self, name: object) -> bool:
+        # Without loading anything (Mapping's default would import the factory).
+        return name in self._refs
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._refs)

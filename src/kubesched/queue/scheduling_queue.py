@@ -16,6 +16,7 @@ that a pod rejected in that cycle is requeued at once if one of them could help 
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -40,10 +41,12 @@ from kubesched.framework.events import (
     pod_scheduling_property_changes,
 )
 from kubesched.framework.interface import PreEnqueuePlugin, QueueSortPlugin
-from kubesched.framework.status import Code
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.queue.heap import KeyedHeap
 from kubesched.queue.nominator import NominatingInfo, Nominator
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 BACKOFF_ORDERING_WINDOW = 1.0
@@ -175,7 +178,13 @@ class SchedulingQueue:
         if gating:
             ordered.sort(key=lambda p: p.name != gating)
         for pl in ordered:
-            s = pl.pre_enqueue(q.pod_info)
+            try:
+                s = pl.pre_enqueue(q.pod_info)
+            except Exception as err:  # noqa: BLE001 - contained: an Error status, which gates the pod (upstream)
+                _log.error(
+                    "PreEnqueue plugin %r raised for pod %s: %s: %s", pl.name, q.pod_info.key, type(err).__name__, err
+                )
+                s = Status.as_error(err, pl.name)
             if s is not None and s.code != Code.SUCCESS:
                 q.unschedulable_plugins.add(pl.name)
                 q.gating_plugin = pl.name

@@ -29,6 +29,10 @@ from kubesched.plugins.registry import Registry
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.simulate.scenario import Manifest, Scenario
 
+# A run that keeps scheduling at one instant beyond this many attempts (and per pod) is a livelock.
+STALL_ATTEMPTS_MIN = 2_000
+STALL_ATTEMPTS_PER_POD = 50
+
 # Creation order of kinds that others depend on.
 _KIND_ORDER = {"Namespace": 0, "PriorityClass": 0, "StorageClass": 1, "DeviceClass": 1, "Node": 2}
 
@@ -89,7 +93,9 @@ class Simulation:
         registry: Registry | None = None,
         extenders: list[Any] | None = None,
         keep_scores: bool = True,
+        config_source: str | None = None,
     ) -> None:
+        """`config_source`: the file `config` came from, named in errors when its profiles cannot be built."""
         self.scenario = scenario
         self.config = resolve_config(scenario, config)
         self.cluster = EmbeddedCluster(graceful_deletion=scenario.graceful_termination)
@@ -105,6 +111,8 @@ class Simulation:
                 extenders=extenders,
             )
         except FrameworkError as err:
+            if config is not None and config_source is not None:
+                raise InputError(config_source, str(err)) from None
             raise InputError(scenario.source, str(err), "Scenario", "config") from None
         self.scheduler.keep_scores = keep_scores
         for fw in self.scheduler.profiles.values():
@@ -185,8 +193,15 @@ class Simulation:
         sched = self.scheduler
         client = self.cluster.client
         clock = self.cluster.clock
+        # Attempts allowed at one instant: far more than any settling run makes (a pod only comes back
+        # after an event), few enough that a livelock (pods retried at once, forever) is reported soon.
+        stall_limit = max(STALL_ATTEMPTS_MIN, STALL_ATTEMPTS_PER_POD * self.cluster.store.count("Pod"))
+        attempts_now = 0
         for _ in range(max_steps):
             if sched.schedule_one():
+                attempts_now += 1
+                if attempts_now > stall_limit:
+                    raise self._livelock(attempts_now)
                 continue
             if sched.has_parked() and sched.resume_parked():
                 continue
@@ -194,6 +209,7 @@ class Simulation:
             if not times:
                 return
             clock.advance_to(min(times))
+            attempts_now = 0
             client.finish_terminations(clock.now())
             sched.sync()
             # Time passed: what upstream's periodic flushes would have done meanwhile (backoff expired,
@@ -203,6 +219,28 @@ class Simulation:
                 sched.queue.flush_unschedulable_leftover()
             sched.resume_parked()
         raise RuntimeError("simulation did not settle")
+
+    def _livelock(self, attempts: int) -> InputError:
+        """The error for a run that cannot settle: the pods retried most, each with its last failure."""
+        q = self.scheduler.queue
+        store = self.cluster.store
+        queued = []
+        for m in self.scenario.pending_pods():
+            pod = store.find("Pod", f"{m.obj.metadata.namespace or 'default'}/{m.obj.metadata.name}")
+            qp = q.find(pod.metadata.uid) if q is not None and pod is not None else None
+            if qp is not None:
+                queued.append(qp)
+        queued.sort(key=lambda qp: (-qp.attempts, qp.pod_info.key))
+        shown = []
+        for qp in queued[:3]:
+            last = self.scheduler.attempts.get(qp.pod_info.key)
+            why = f": {last.message}" if last is not None and last.message else ""
+            shown.append(f"{qp.pod_info.key} ({qp.attempts} attempts{why})")
+        return InputError(
+            self.scenario.source,
+            f"the scheduler cannot settle: {attempts} scheduling attempts at t={self.cluster.clock.now():g}s "
+            f"without time passing, pods retried over and over: {'; '.join(shown) or 'none queued'}",
+        )
 
     # ------------------------------------------------------------ results
 

@@ -1,0 +1,215 @@
+"""`kubesched capacity`: how many replicas of a pod fit in a cluster, and where (cluster-capacity's question).
+
+As kubernetes-sigs/cluster-capacity does, replicas of the pod (named
+`<name>-0`, `<name>-1`, ...) are created one at a time, each only after the
+previous one was placed, and every one goes through the real scheduling cycle:
+filters, scores, preemption when priorities allow it. The first replica that
+does not fit ends the run, its FailedScheduling message being the stop reason;
+`--max N` ends it after N replicas ("LimitReached"). The cluster file is a
+scenario: its own pending pods are scheduled first, so the answer is "how many
+more fit once those are placed".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kubesched.api.quantity import format_quantity
+from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.errors import InputError
+from kubesched.framework.types import PodInfo
+from kubesched.simulate.scenario import Manifest, Scenario, load_scenario, parse_scenario
+
+LIMIT_REACHED = "LimitReached"
+FAILED_SCHEDULING = "FailedScheduling"
+
+
+@dataclass
+class CapacityResult:
+    pod: str  # namespace/name of the template
+    requests: dict[str, str]  # what one replica asks for, as the scheduler counts it
+    node_selector: dict[str, str]
+    replicas: int
+    nodes: dict[str, int]  # every node (in scheduling order) -> replicas placed on it
+    stop_reason: str  # LimitReached, FailedScheduling, or the PodScheduled reason of the last replica
+    stop_message: str
+    failed_pod: str | None = None  # the replica that did not fit
+    preempted: list[str] = field(default_factory=list)  # pods evicted to make room for replicas
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "requests": dict(self.requests),
+            "nodeSelector": dict(self.node_selector),
+            "replicas": self.replicas,
+            "nodes": dict(self.nodes),
+            "stop": {"reason": self.stop_reason, "message": self.stop_message, "pod": self.failed_pod},
+            "preempted": list(self.preempted),
+        }
+
+
+def load_pod(path: str) -> Manifest:
+    """The one Pod of `path`, decoded as scenario pods are (errors name the file, the pod and the field)."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"cannot read: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    docs = parse_scenario(text, path).manifests
+    pods = [m for m in docs if m.kind == "Pod"]
+    if len(docs) != 1 or len(pods) != 1:
+        kinds = ", ".join(m.kind for m in docs) or "nothing"
+        raise InputError(path, f"must hold exactly one Pod (found: {kinds})")
+    m = pods[0]
+    if m.obj.spec.node_name:
+        raise InputError(path, "must not be bound: the replicas are for the scheduler to place", m.ref, "spec.nodeName")
+    return m
+
+
+def _replica(template: Manifest, i: int) -> Manifest:
+    pod = template.obj
+    name = f"{pod.metadata.name}-{i}"
+    meta = msgspec.structs.replace(pod.metadata, name=name, uid="", generate_name="")
+    return Manifest("Pod", msgspec.structs.replace(pod, metadata=meta), {}, template.index)
+
+
+def capacity(
+    scenario: Scenario,
+    template: Manifest,
+    config: KubeSchedulerConfiguration | None = None,
+    max_replicas: int | None = None,
+    seed: int = 0,
+    pod_source: str = "--pod",
+    config_source: str | None = None,
+) -> CapacityResult:
+    """Place replicas of `template` one by one until one does not fit or `max_replicas` are placed."""
+    from kubesched.simulate.runner import Simulation, collector_paused
+
+    if max_replicas is not None and max_replicas < 0:
+        raise InputError("--max", f"must be 0 or more, not {max_replicas}")
+    pod = template.obj
+    ns = pod.metadata.namespace or "default"
+    prefix = f"{pod.metadata.name}-"
+    clash = sorted(
+        f"{ns}/{m.obj.metadata.name}"
+        for m in scenario.manifests
+        if m.kind == "Pod"
+        and (m.obj.metadata.namespace or "default") == ns
+        and m.obj.metadata.name.startswith(prefix)
+        and m.obj.metadata.name[len(prefix) :].isdigit()
+    )
+    if clash:
+        raise InputError(
+            pod_source,
+            f"the replicas would be named {prefix}0, {prefix}1, ... but {', '.join(clash[:3])} already "
+            "exist in the cluster: give the pod another name",
+            template.ref,
+            "metadata.name",
+        )
+    sim = Simulation(scenario, config, seed=seed, config_source=config_source)
+    sim.run()
+    store = sim.cluster.store
+    first_deleted = len(sim.deleted)
+    nodes = {ni.name: 0 for ni in sim.scheduler.snapshot.nodes} or {n.metadata.name: 0 for n in store.list("Node")}
+    placed = 0
+    stop_reason, stop_message, failed = LIMIT_REACHED, "", None
+    with collector_paused():
+        while True:
+            if max_replicas is not None and placed >= max_replicas:
+                stop_message = f"Maximum number of pods simulated: {max_replicas}"
+                break
+            replica = _replica(template, placed)
+            try:
+                sim._create(replica)
+            except InputError as err:
+                # The API server refused the replica (e.g. an unknown priorityClassName): the pod file's fault.
+                raise InputError(pod_source, err.message, template.ref) from None
+            sim.run_until_settled()
+            key = f"{ns}/{replica.obj.metadata.name}"
+            now = store.find("Pod", key)
+            if now is not None and now.spec.node_name:
+                nodes[now.spec.node_name] = nodes.get(now.spec.node_name, 0) + 1
+                placed += 1
+                continue
+            failed = key
+            cond = next((c for c in now.status.conditions if c.type == "PodScheduled"), None) if now else None
+            if cond is not None and cond.reason == "Unschedulable":
+                stop_reason, stop_message = FAILED_SCHEDULING, cond.message
+            elif cond is not None:
+                stop_reason, stop_message = cond.reason, cond.message
+            else:
+                stop_reason, stop_message = "Pending", "the replica was never attempted (no profile schedules it)"
+            break
+    requests = PodInfo(pod).requests
+    req = {"cpu": format_quantity(requests.milli_cpu, "cpu"), "memory": format_quantity(requests.memory, "memory")}
+    if requests.ephemeral_storage:
+        req["ephemeral-storage"] = format_quantity(requests.ephemeral_storage, "ephemeral-storage")
+    for name, v in sorted(requests.scalar.items()):
+        req[name] = format_quantity(v, name)
+    return CapacityResult(
+        f"{ns}/{pod.metadata.name}",
+        req,
+        dict(pod.spec.node_selector),
+        placed,
+        nodes,
+        stop_reason,
+        stop_message,
+        failed,
+        list(sim.deleted[first_deleted:]),
+    )
+
+
+def run_capacity(
+    cluster: str,
+    pod: str,
+    config: KubeSchedulerConfiguration | None,
+    max_replicas: int | None,
+    seed: int = 0,
+    config_source: str | None = None,
+) -> CapacityResult:
+    """`kubesched capacity`: the files read, then `capacity`."""
+    return capacity(load_scenario(cluster), load_pod(pod), config, max_replicas, seed, pod, config_source)
+
+
+def to_json(result: CapacityResult) -> str:
+    return json.dumps(result.to_dict(), indent=2)
+
+
+def render(result: CapacityResult) -> Any:
+    """cluster-capacity's report: the pod's requirements, the count, the stop reason, the distribution."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    req = ", ".join(f"{k}: {v}" for k, v in result.requests.items())
+    if result.node_selector:
+        req += "; nodeSelector: " + ",".join(f"{k}={v}" for k, v in sorted(result.node_selector.items()))
+    parts: list[Any] = [
+        Text(f"{result.pod} pod requirements: {req}"),
+        Text(f"The cluster can schedule {result.replicas} instance(s) of the pod {result.pod}.", style="bold"),
+        Text(f"Termination reason: {result.stop_reason}: {result.stop_message}"),
+    ]
+    if result.preempted:
+        parts.append(Text(f"Preempted to make room: {', '.join(result.preempted)}", style="yellow"))
+    table = Table()
+    table.add_column("NODE", no_wrap=True)
+    table.add_column("INSTANCES", justify="right")
+    empty = 0
+    for node, n in result.nodes.items():
+        if n:
+            table.add_row(node, str(n))
+        else:
+            empty += 1
+    if empty:
+        table.caption = f"{empty} other node(s): 0"
+        table.caption_justify = "left"
+    if result.replicas:
+        parts += [Text("Pod distribution among nodes:"), table]
+    return Group(*parts)

@@ -1,0 +1,360 @@
+"""Workload traces: which pods arrive when, what they ask for, and how long they run.
+
+A trace is CSV (a header row, then one pod a row) or JSON Lines (one JSON object
+a line), with these fields:
+
+- ``time`` (required): arrival, in seconds from the start of the replay.
+- ``name`` (required): ``namespace/name`` or ``name`` (the namespace is then the
+  template's, else ``default``). Names are unique within a trace.
+- ``template``: the name (or ``namespace/name``) of a Pod manifest to copy: a pod
+  without ``spec.nodeName`` in the cluster file, or in the ``--templates`` file.
+- ``spec``: the pod inline, as JSON: a PodSpec (``{"containers": [...]}``) or a
+  whole Pod manifest (``{"metadata": {"labels": ...}, "spec": {...}}``).
+  Exactly one of ``template`` and ``spec``.
+- ``priorityClass``: a PriorityClass name; overrides the template's.
+- ``duration``: seconds the pod runs once bound; empty (or absent, or null)
+  means it runs until the end of the replay.
+
+Lines that start with ``#`` and blank lines are skipped. Every error names the
+file, the line and the field, so that a trace of 100,000 lines can be fixed
+from the message alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kubesched.api.core import Pod
+from kubesched.api.decode import DecodeError, decode
+from kubesched.api.meta import ObjectMeta
+from kubesched.api.scheduling import SYSTEM_PRIORITY_CLASSES
+from kubesched.errors import InputError
+from kubesched.simulate.scenario import Manifest
+
+FIELDS = ("time", "name", "template", "spec", "priorityClass", "duration")
+REQUIRED = ("time", "name")
+
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One pod of a trace: the pod to create at `time` and how long it runs once bound."""
+
+    line: int
+    time: float
+    key: str
+    pod: Pod
+    duration: float | None
+
+    @property
+    def namespace(self) -> str:
+        return self.key.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.key.split("/", 1)[1]
+
+
+@dataclass
+class Trace:
+    source: str
+    entries: list[TraceEntry]
+    format: str
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+class Templates:
+    """Pod manifests that trace lines copy, found by `name` or `namespace/name`."""
+
+    def __init__(self, manifests: Sequence[Manifest], sources: Sequence[str]) -> None:
+        self.by_key: dict[str, Pod] = {}
+        self.by_name: dict[str, list[Pod]] = {}
+        self.sources = list(sources)
+        for m in manifests:
+            pod: Pod = m.obj
+            ns = pod.metadata.namespace or "default"
+            key = f"{ns}/{pod.metadata.name}"
+            self.by_key[key] = pod
+            self.by_name.setdefault(pod.metadata.name, []).append(pod)
+
+    def find(self, ref: str) -> Pod:
+        """The template named `ref`; raises ValueError with a message fit for the user."""
+        if "/" in ref:
+            pod = self.by_key.get(ref)
+            if pod is not None:
+                return pod
+        else:
+            pods = self.by_name.get(ref, [])
+            if len(pods) == 1:
+                return pods[0]
+            if len(pods) > 1:
+                keys = ", ".join(sorted(f"{p.metadata.namespace or 'default'}/{p.metadata.name}" for p in pods))
+                raise ValueError(f"template {ref!r} is ambiguous ({keys}): write namespace/name")
+        where = " and ".join(self.sources) if self.sources else "the cluster file"
+        known = sorted(self.by_key)
+        hint = f" (templates: {', '.join(known[:8])}{', ...' if len(known) > 8 else ''})" if known else ""
+        raise ValueError(f"no template {ref!r}: a Pod without spec.nodeName in {where}{hint}")
+
+
+# ------------------------------------------------------------------ reading rows
+
+
+def _csv_rows(text: str, source: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, row) for each data row; comment and blank lines skipped."""
+    lines = text.splitlines()
+    kept: list[int] = []  # original line number of each line handed to the reader
+
+    def feed() -> Iterator[str]:
+        for i, raw in enumerate(lines, start=1):
+            if not raw.strip() or raw.lstrip().startswith("#"):
+                continue
+            kept.append(i)
+            yield raw
+
+    reader = csv.reader(feed())
+    header: list[str] | None = None
+    consumed = 0
+    for row in reader:
+        start = kept[consumed]
+        consumed = reader.line_num
+        cells = [c.strip() for c in row]
+        if header is None:
+            header = cells
+            for col in header:
+                if col not in FIELDS:
+                    raise InputError(
+                        source, f"unknown column {col!r} (columns: {', '.join(FIELDS)})", f"line {start}", col or "?"
+                    )
+            for col in REQUIRED:
+                if col not in header:
+                    raise InputError(source, f"missing column {col!r} in the header row", f"line {start}", col)
+            dup = sorted({c for c in header if header.count(c) > 1})
+            if dup:
+                raise InputError(source, "column given twice in the header row", f"line {start}", dup[0])
+            continue
+        if len(cells) != len(header):
+            raise InputError(
+                source, f"{len(cells)} values for {len(header)} columns ({','.join(header)})", f"line {start}"
+            )
+        yield start, dict(zip(header, cells, strict=True))
+    if header is None:
+        raise InputError(source, "empty trace: no header row (columns: " + ", ".join(FIELDS) + ")")
+
+
+def _jsonl_rows(text: str, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for i, raw in enumerate(text.splitlines(), start=1):
+        s = raw.strip()
+        if not s or s.startswith("#"):
+            continue
+        try:
+            obj = json.loads(s)
+        except json.JSONDecodeError as err:
+            raise InputError(source, f"malformed JSON: column {err.colno}: {err.msg}", f"line {i}") from None
+        if not isinstance(obj, dict):
+            raise InputError(source, f"must be a JSON object, got {type(obj).__name__}", f"line {i}")
+        for key in obj:
+            if key not in FIELDS:
+                raise InputError(source, f"unknown field (fields: {', '.join(FIELDS)})", f"line {i}", str(key))
+        yield i, obj
+
+
+def detect_format(path: str, text: str) -> str:
+    """'csv' or 'jsonl': by extension, else by the first meaningful character."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return "jsonl"
+    for raw in text.splitlines():
+        s = raw.strip()
+        if s and not s.startswith("#"):
+            return "jsonl" if s.startswith("{") else "csv"
+    return "csv"
+
+
+# ------------------------------------------------------------------ fields
+
+
+def _seconds(value: Any, source: str, line: int, field: str, optional: bool) -> float | None:
+    if value is None or (isinstance(value, str) and value == ""):
+        if optional:
+            return None
+        raise InputError(source, "required", f"line {line}", field)
+    if isinstance(value, bool):
+        raise InputError(source, f"must be a number of seconds, got {value!r}", f"line {line}", field)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            raise InputError(source, f"must be a number of seconds, got {value!r}", f"line {line}", field) from None
+    elif isinstance(value, int | float):
+        number = float(value)
+    else:
+        raise InputError(source, f"must be a number of seconds, got {value!r}", f"line {line}", field)
+    if not math.isfinite(number) or number < 0:
+        raise InputError(source, f"must be a finite number >= 0, got {value!r}", f"line {line}", field)
+    return number
+
+
+def _text(value: Any, source: str, line: int, field: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(source, f"must be a string, got {value!r}", f"line {line}", field)
+    return value.strip()
+
+
+def _split_name(value: str, source: str, line: int) -> tuple[str, str]:
+    if not value:
+        raise InputError(source, "required", f"line {line}", "name")
+    ns, _, name = value.rpartition("/")
+    if ns and not _DNS1123_LABEL.match(ns):
+        raise InputError(source, f"namespace {ns!r} is not a valid DNS-1123 label", f"line {line}", "name")
+    if not _DNS1123_SUBDOMAIN.match(name) or len(name) > 253:
+        raise InputError(
+            source,
+            f"{name!r} is not a valid pod name (lowercase letters, digits, '-' and '.')",
+            f"line {line}",
+            "name",
+        )
+    return ns, name
+
+
+def _inline_pod(value: Any, source: str, line: int) -> Pod:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as err:
+            raise InputError(source, f"malformed JSON: column {err.colno}: {err.msg}", f"line {line}", "spec") from None
+    if not isinstance(value, Mapping):
+        raise InputError(source, "must be a JSON object (a PodSpec or a Pod manifest)", f"line {line}", "spec")
+    whole = "spec" in value
+    raw: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": dict(value.get("metadata") or {}) if whole else {},
+        "spec": value["spec"] if whole else value,
+    }
+    raw["metadata"]["name"] = "trace-pod"
+    try:
+        pod: Pod = decode("Pod", raw)
+    except DecodeError as err:
+        # The decoder names the field as in a Pod manifest (spec.containers[0]...): the column is `spec`.
+        raise InputError(source, err.message, f"line {line}", err.field or "spec") from None
+    if not pod.spec.containers:
+        raise InputError(source, "a pod needs at least one container", f"line {line}", "spec.containers")
+    return pod
+
+
+def _instantiate(template: Pod, namespace: str, name: str, priority_class: str) -> Pod:
+    """The template's labels, annotations, owners and spec under a new name; no status, not bound."""
+    meta = template.metadata
+    new_meta = ObjectMeta(
+        name=name,
+        namespace=namespace,
+        labels=dict(meta.labels),
+        annotations=dict(meta.annotations),
+        owner_references=list(meta.owner_references),
+    )
+    spec = template.spec
+    if priority_class:
+        spec = msgspec.structs.replace(spec, priority_class_name=priority_class, priority=None)
+    return Pod(metadata=new_meta, spec=spec)
+
+
+# ------------------------------------------------------------------ loading
+
+
+def parse_trace(
+    text: str,
+    source: str,
+    templates: Templates,
+    priority_classes: set[str] | None = None,
+    fmt: str | None = None,
+) -> Trace:
+    """The trace in `text`, its pods made and checked; entries in arrival order (ties: file order).
+
+    `priority_classes` are the names the cluster defines; a pod naming another
+    is rejected here, with its line, rather than failing admission mid-replay.
+    """
+    fmt = fmt or detect_format(source, text)
+    rows: Iterator[tuple[int, Mapping[str, Any]]] = (
+        _csv_rows(text, source) if fmt == "csv" else _jsonl_rows(text, source)
+    )
+    known_classes = None if priority_classes is None else set(priority_classes) | set(SYSTEM_PRIORITY_CLASSES)
+    seen: dict[str, int] = {}
+    entries: list[TraceEntry] = []
+    for line, row in rows:
+        for col in REQUIRED:
+            if col not in row:
+                raise InputError(source, "required", f"line {line}", col)
+        t = _seconds(row.get("time"), source, line, "time", optional=False)
+        assert t is not None
+        ns, name = _split_name(_text(row.get("name"), source, line, "name"), source, line)
+        template_ref = _text(row.get("template"), source, line, "template")
+        spec_value = row.get("spec")
+        has_spec = spec_value not in (None, "")
+        if bool(template_ref) == has_spec:
+            raise InputError(
+                source,
+                "give exactly one of template (a Pod manifest's name) and spec (the pod inline, as JSON)",
+                f"line {line}",
+                "template" if template_ref else "spec",
+            )
+        priority_class = _text(row.get("priorityClass"), source, line, "priorityClass")
+        duration = _seconds(row.get("duration"), source, line, "duration", optional=True)
+        if template_ref:
+            try:
+                base = templates.find(template_ref)
+            except ValueError as err:
+                raise InputError(source, str(err), f"line {line}", "template") from None
+        else:
+            base = _inline_pod(spec_value, source, line)
+            if base.spec.node_name:
+                raise InputError(
+                    source, "a trace pod arrives unscheduled: remove nodeName", f"line {line}", "spec.nodeName"
+                )
+        namespace = ns or base.metadata.namespace or "default"
+        pod = _instantiate(base, namespace, name, priority_class)
+        pc = pod.spec.priority_class_name
+        if pc and known_classes is not None and pc not in known_classes:
+            field = "priorityClass" if priority_class else "template"
+            where = f"no PriorityClass {pc!r} in the cluster file"
+            if known_classes - set(SYSTEM_PRIORITY_CLASSES):
+                where += f" (defined: {', '.join(sorted(known_classes - set(SYSTEM_PRIORITY_CLASSES)))})"
+            raise InputError(source, where, f"line {line}", field)
+        key = f"{namespace}/{name}"
+        if key in seen:
+            raise InputError(source, f"pod {key} is already in the trace (line {seen[key]})", f"line {line}", "name")
+        seen[key] = line
+        entries.append(TraceEntry(line, t, key, pod, duration))
+    entries.sort(key=lambda e: e.time)  # stable: equal times keep file order
+    return Trace(source, entries, fmt)
+
+
+def load_trace(
+    path: str | Path,
+    templates: Templates,
+    priority_classes: set[str] | None = None,
+) -> Trace:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(str(p), f"cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(str(p), f"not UTF-8 text: {err.reason} at byte {err.start}") from None
+    return parse_trace(text, str(p), templates, priority_classes)

@@ -1,0 +1,42 @@
+"""The README's `explain` and `capacity` examples print what the README shows (at 100 columns)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from kubesched.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = re.compile(r"    \.venv/bin/kubesched ((?:explain|capacity) examples/[^\n]*)\n\n```\n(.*?)```\n", re.S)
+
+
+def _examples() -> list[tuple[str, str]]:
+    return EXAMPLE.findall((ROOT / "README.md").read_text())
+
+
+def test_the_readme_has_the_examples() -> None:
+    commands = [c for c, _ in _examples()]
+    assert commands == [
+        "explain examples/cluster.yaml huge",
+        "explain examples/cluster.yaml web-1",
+        "capacity examples/cluster.yaml --pod examples/pod.yaml",
+    ]
+
+
+@pytest.mark.parametrize(("command", "block"), _examples(), ids=lambda v: v.split("\n")[0][:40])
+def test_readme_output(
+    command: str, block: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.chdir(ROOT)
+    assert main(command.split()) == 0
+    out = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+    shown = block.splitlines()
+    # The README may leave out the first lines of the output, never anything in between.
+    start = out.index(shown[0])
+    assert out[start : start + len(shown)] == shown
+    assert start + len(shown) == len(out), os.linesep.join(out[start + len(shown) :])
