@@ -90,7 +90,8 @@ def capacity(
     config_source: str | None = None,
 ) -> CapacityResult:
     """Place replicas of `template` one by one until one does not fit or `max_replicas` are placed."""
-    from kubesched.simulate.runner import Simulation, collector_paused
+    from kubesched.collector import collector_paused
+    from kubesched.simulate.runner import Simulation
 
     if max_replicas is not None and max_replicas < 0:
         raise InputError("--max", f"must be 0 or more, not {max_replicas}")

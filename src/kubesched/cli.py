@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -35,6 +36,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     config = _config_with_plugins(args.config)
     scenario = load_scenario(args.scenario)
     sim = Simulation(scenario, config, seed=args.seed, keep_scores=not args.no_scores, config_source=args.config)
+    # The loaded cluster lives until the process ends: keep the collector from walking it again and again.
+    gc.freeze()
     result = sim.run()
     if args.output == "json":
         print(output.to_json(result))

@@ -17,6 +17,10 @@ class EmbeddedCluster:
         self.clock = VirtualClock()
         self.store = ClusterStore(self.clock)
         self.client = EmbeddedClient(self.store, graceful_deletion=graceful_deletion)
+        self._start_controllers()
+
+    def _start_controllers(self) -> None:
+        """The disruption controller: PDB status computed on creation and kept up to date as pods change."""
         self.disruption = DisruptionController(self.store)
         self.client.on_create["PodDisruptionBudget"] = self._adopt_pdb
         self.store.subscribe("Pod", self._pod_changed)

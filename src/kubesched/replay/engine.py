@@ -30,6 +30,7 @@ import msgspec
 from kubesched.api.core import Pod
 from kubesched.cluster import admission
 from kubesched.cluster.store import ADDED, DELETED, MODIFIED
+from kubesched.collector import collector_paused
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
 from kubesched.framework.types import PodInfo
@@ -47,7 +48,7 @@ from kubesched.replay.metrics import (
     resource_axes,
 )
 from kubesched.replay.trace import Trace
-from kubesched.simulate.runner import Simulation, collector_paused
+from kubesched.simulate.runner import Simulation
 from kubesched.simulate.scenario import Scenario
 
 Progress = Callable[[int, int], None]

@@ -12,10 +12,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
-
 from kubesched.cluster.client import EmbeddedClient
-from kubesched.cluster.disruption import DisruptionController
+from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.store import Conflict
 from kubesched.live.events import event_key, make_event, micro_time, object_reference
 from kubesched.serve.storage import DEFAULT_HISTORY, SecondsClock, ServedStore
@@ -60,20 +58,11 @@ class ServedClient(EmbeddedClient):
             cur["series"] = series
 
 
-class ServedCluster:
+class ServedCluster(EmbeddedCluster):
+    """The embedded cluster on a wall clock, with a store that keeps history for watches."""
+
     def __init__(self, history: int = DEFAULT_HISTORY) -> None:
-        self.clock = SecondsClock()
+        self.clock = SecondsClock()  # type: ignore[assignment]
         self.store = ServedStore(self.clock, history)
         self.client = ServedClient(self.store)
-        self.disruption = DisruptionController(self.store)
-        self.client.on_create["PodDisruptionBudget"] = self._adopt_pdb
-        self.store.subscribe("Pod", self._pod_changed)
-
-    def _adopt_pdb(self, pdb: Any) -> Any:
-        if self.disruption.adopt(pdb):
-            return msgspec.structs.replace(pdb, status=self.disruption.compute(pdb))
-        return pdb
-
-    def _pod_changed(self, _etype: str, _old: Any, _new: Any) -> None:
-        if self.disruption.managed:
-            self.disruption.sync()
+        self._start_controllers()

@@ -21,8 +21,9 @@ from typing import Any
 import yaml
 
 from kubesched.api.decode import KINDS, NAMESPACED, DecodeError, decode
+from kubesched.collector import collector_paused
 from kubesched.errors import InputError
-from kubesched.simulate.yamlstream import gc_paused, iter_documents
+from kubesched.simulate.yamlstream import iter_documents
 
 MODES = ("sequential", "batch")
 
@@ -36,7 +37,7 @@ class _RawSource:
 
     def document(self, index: int) -> Mapping[str, Any]:
         if self._docs is None:
-            with gc_paused():
+            with collector_paused():
                 self._docs = [d for d in iter_documents(self.text, workers=1) if d is not None]
         return self._docs[index]  # type: ignore[no-any-return]
 
@@ -105,7 +106,7 @@ def _yaml_error(source: str, err: yaml.YAMLError) -> InputError:
 def load_documents(text: str, source: str) -> list[Any]:
     """The stream's non-empty documents, as yaml.load_all with the SafeLoader gives them."""
     try:
-        with gc_paused():
+        with collector_paused():
             return [d for d in iter_documents(text) if d is not None]
     except yaml.YAMLError as err:
         raise _yaml_error(source, err) from None
@@ -132,7 +133,7 @@ def parse_scenario(text: str, source: str, workers: int | None = None) -> Scenar
     first_error: InputError | None = None
     i = 0
     try:
-        with gc_paused():
+        with collector_paused():
             for raw in iter_documents(text, workers):
                 if raw is None:
                     continue

@@ -44,7 +44,6 @@ import queue
 import re
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -296,19 +295,6 @@ def _iter_serial(text: str, skip: int = 0) -> Iterator[Any]:
             yield data
     finally:
         loader.dispose()
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Loading allocates millions of objects and no garbage cycles; the collector would rescan them all
-    over and over (it is most of msgspec's decoding time on a large scenario)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _bounds(text: str, parts: int) -> list[int]:
