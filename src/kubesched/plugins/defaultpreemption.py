@@ -96,6 +96,23 @@ def filter_pods_with_pdb_violation(
     return violating, non_violating
 
 
+class VictimBatch:
+    """SelectVictimsOnNode's answers for a list of nodes (by position), computed as they are read.
+
+    `candidates()` yields, in order, the positions where the pod fits once
+    victims are gone, with those victims (possibly none) and how many of them
+    violate a PDB; every other position failed, and `status(k)` says why.
+    """
+
+    __slots__ = ("candidates", "status")
+
+    def __init__(
+        self, candidates: Callable[[], Iterator[tuple[int, list[PodInfo], int]]], status: Callable[[int], Status]
+    ) -> None:
+        self.candidates = candidates
+        self.status = status
+
+
 class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     name = names.DEFAULT_PREEMPTION
 
@@ -188,7 +205,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         nodes: Sequence[NodeInfo],
         pdbs: Sequence[PodDisruptionBudget],
         want: int = 0,
-    ) -> Iterator[tuple[list[PodInfo], int, Status | Callable[[], Status] | None]] | None:
+    ) -> VictimBatch | None:
         """SelectVictimsOnNode for many nodes, in order, lazily; None when the filters forbid arithmetic.
 
         Whether the pod fits once every lower-priority pod is gone is asked of all
@@ -229,30 +246,28 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                 ok &= ~failed[idx]
         fitting = np.flatnonzero(ok).tolist()
 
-        def results() -> Iterator[tuple[list[PodInfo], int, Status | Callable[[], Status] | None]]:
+        def candidates() -> Iterator[tuple[int, list[PodInfo], int]]:
             found = 0
-            done = 0  # positions yielded so far
             c = 0  # next entry of `fitting`
-            while done < len(nodes):
+            while c < len(fitting):
                 need = max(want - found, 16) if want else 16
                 batch = fitting[c : c + need]
                 c += len(batch)
-                last = batch[-1] if batch else len(nodes) - 1
                 batch = [k for k in batch if not any(pl.filter(state, pod, nodes[k]) is not None for pl in unjudged)]
-                chosen = self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs)
-                for k in range(done, last + 1):
-                    got = chosen.get(k)
-                    if got is not None:
-                        found += 1
-                        yield got
-                    elif not has_victims[k]:
-                        yield [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
-                    else:
-                        ni = nodes[k]
-                        yield [], 0, (lambda ni=ni: self._select_by_arithmetic(plan, state, pod, ni, pdbs)[2])  # type: ignore[misc]
-                done = last + 1
+                for k, (victims, violations) in self._reprieve_batch(
+                    sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs
+                ):
+                    found += 1
+                    yield k, victims, violations
 
-        return results()
+        def status(k: int) -> Status:
+            if not has_victims[k]:
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+            st = self._select_by_arithmetic(plan, state, pod, nodes[k], pdbs)[2]
+            assert st is not None
+            return st
+
+        return VictimBatch(candidates, status)
 
     def _reprieve_batch(
         self,
@@ -265,7 +280,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         extra: ExtraSums,
         positions: list[int],
         pdbs: Sequence[PodDisruptionBudget],
-    ) -> dict[int, tuple[list[PodInfo], int, Status | None]]:
+    ) -> list[tuple[int, tuple[list[PodInfo], int]]]:
         """The victims on each node at `positions`, where the pod fits with all lower-priority pods gone.
 
         Rank r of every node's reprieve order (PDB-violating pods first, each group
@@ -273,7 +288,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         where the pod still fits with it, and is a victim elsewhere.
         """
         if not positions:
-            return {}
+            return []
         by_importance = snapshot.row_values("pods-by-importance", _pods_by_importance)
         orders: list[list[PodInfo]] = []
         violating_counts: list[int] = []
@@ -290,17 +305,19 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         rows = len(positions)
         width = max(len(o) for o in orders)
         names = sorted({name for o in orders for pi in o for name in pi.requests.scalar})
-        req = np.zeros((3 + len(names), rows, width), np.int64)
-        valid = np.zeros((rows, width), bool)
+        flat: list[list[int]] = [[0] * (rows * width) for _ in range(3 + len(names))]
+        lengths = np.array([len(o) for o in orders], np.int64)
         for r, order in enumerate(orders):
-            valid[r, : len(order)] = True
+            base = r * width
             for c, pi in enumerate(order):
                 q = pi.requests
-                req[0, r, c] = q.milli_cpu
-                req[1, r, c] = q.memory
-                req[2, r, c] = q.ephemeral_storage
+                flat[0][base + c] = q.milli_cpu
+                flat[1][base + c] = q.memory
+                flat[2][base + c] = q.ephemeral_storage
                 for j, name in enumerate(names, 3):
-                    req[j, r, c] = q.scalar.get(name, 0)
+                    flat[j][base + c] = q.scalar.get(name, 0)
+        req = np.array(flat, np.int64).reshape(3 + len(names), rows, width)
+        valid = np.arange(width) < lengths[:, None]
         pos = np.array(positions, np.int64)
         sub_idx = idx[pos]
         cur = [extra.cpu[pos].copy(), extra.mem[pos].copy(), extra.eph[pos].copy(), extra.pods[pos].copy()]
@@ -327,16 +344,19 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
             for j, name in enumerate(names, 3):
                 cur_scalar[name] += np.where(keep, req[j, :, c], 0)
             victim[:, c] = v & ~fit
-        out: dict[int, tuple[list[PodInfo], int, Status | None]] = {}
+        chosen: list[list[PodInfo]] = [[] for _ in range(rows)]
+        violating_victims = [0] * rows
+        hit_rows, hit_cols = np.nonzero(victim)
+        for r, c in zip(hit_rows.tolist(), hit_cols.tolist(), strict=True):
+            chosen[r].append(orders[r][c])
+            if c < violating_counts[r]:
+                violating_victims[r] += 1
+        out: list[tuple[int, tuple[list[PodInfo], int]]] = []
         for r, k in enumerate(positions):
-            order = orders[r]
-            cols = np.flatnonzero(victim[r]).tolist()
-            victims = [order[c] for c in cols]
-            nv = violating_counts[r]
-            num_violating = sum(1 for c in cols if c < nv)
-            if 0 < nv < len(order):
+            victims = chosen[r]
+            if 0 < violating_counts[r] < len(orders[r]):
                 victims.sort(key=importance_key)
-            out[k] = (victims, num_violating, Status(Code.SUCCESS))
+            out.append((k, (victims, violating_victims[r])))
         return out
 
     def _plan(self, state: CycleState) -> list[FilterPlugin] | None:

@@ -69,12 +69,19 @@ class PreemptionInterface(Protocol):
 def pod_start_key(pi: PodInfo) -> float:
     """GetPodStartTime as seconds since the epoch; a pod not started yet counts as starting now,
     i.e. after every started pod (infinity here, so that the result does not depend on the wall clock)."""
-    st = pi.start_time
-    if st is None:
-        return math.inf
-    if st.tzinfo is None:
-        st = st.replace(tzinfo=UTC)
-    return st.timestamp()
+    key = pi.cache.get(_START_KEY)
+    if key is None:
+        st = pi.start_time
+        if st is None:
+            key = math.inf
+        else:
+            key = (st if st.tzinfo is not None else st.replace(tzinfo=UTC)).timestamp()
+        # The start time is the pod object's: a newer object gets a new PodInfo, with an empty cache.
+        pi.cache[_START_KEY] = key
+    return key  # type: ignore[no-any-return]
+
+
+_START_KEY = "kubesched/start-key"
 
 
 def more_important(a: PodInfo, b: PodInfo) -> bool:
@@ -162,10 +169,11 @@ class Evaluator:
         errors: list[str] = []
         n = len(potential)
         ordered = [potential[(offset + i) % n] for i in range(n)]
-        batch = getattr(self.iface, "select_victims_batch", None)
-        results = batch(state, pod, ordered, pdbs, want=num_candidates) if batch is not None else None
-        if results is None:
-            results = (self.iface.select_victims_on_node(state, pod, ni, pdbs) for ni in ordered)
+        select_batch = getattr(self.iface, "select_victims_batch", None)
+        batch = select_batch(state, pod, ordered, pdbs, want=num_candidates) if select_batch is not None else None
+        if batch is not None:
+            return self._dry_run_batch(batch, ordered, num_candidates)
+        results = (self.iface.select_victims_on_node(state, pod, ni, pdbs) for ni in ordered)
         for ni, (pods, violations, status) in zip(ordered, results, strict=False):
             if status is None or (isinstance(status, Status) and status.code == Code.SUCCESS):
                 if pods:
@@ -186,6 +194,37 @@ class Evaluator:
                 if st.code == Code.ERROR:
                     errors.append(st.message())
                 statuses.set(name, st)
+        return non_violating[:num_candidates] + violating[:num_candidates], statuses, errors
+
+    def _dry_run_batch(
+        self, batch: Any, ordered: list[NodeInfo], num_candidates: int
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        """dry_run_preemption over a VictimBatch: only the fitting nodes are visited one by one."""
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        errors: list[str] = []
+        visited: dict[int, Status | None] = {}  # position -> its error status, None for a candidate
+        for k, pods, violations in batch.candidates():
+            name = ordered[k].name
+            if not pods:
+                st = Status.as_error(f'expected at least one victim pod on node "{name}"')
+                errors.append(st.message())
+                visited[k] = st
+                continue
+            visited[k] = None
+            (non_violating if violations == 0 else violating).append(Candidate(name, Victims(pods, violations)))
+            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                break
+        statuses = NodeToStatus()
+        if not non_violating and not violating:
+            # Only read when nothing can be preempted: every node failed, build their statuses now.
+            for k, ni in enumerate(ordered):
+                st = visited.get(k)
+                if st is None:
+                    st = batch.status(k)
+                    if st.code == Code.ERROR:
+                        errors.append(st.message())
+                statuses.set(ni.name, st)
         return non_violating[:num_candidates] + violating[:num_candidates], statuses, errors
 
     def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
@@ -303,9 +342,14 @@ def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], in
 
     def latest_start(node: str) -> float:
         # util.GetEarliestPodStartTime: the earliest start among the highest-priority victims; later is better.
-        pods = victims[node].pods
-        top = max(p.priority for p in pods)
-        return min(pod_start_key(p) for p in pods if p.priority == top)
+        top = -math.inf
+        earliest = math.inf
+        for p in victims[node].pods:
+            if p.priority > top:
+                top, earliest = p.priority, pod_start_key(p)
+            elif p.priority == top:
+                earliest = min(earliest, pod_start_key(p))
+        return earliest
 
     return [pdb, highest, priority_sum, count, latest_start]  # type: ignore[list-item]
 
