@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import numpy.ma  # np.unique imports it on first call: better now than in the middle of a scheduling cycle
 
 from kubesched.framework.status import Status
 

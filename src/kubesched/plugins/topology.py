@@ -27,13 +27,15 @@ class Domains:
     `ids[i]` is node i's domain (an index into `values`), -1 when the node lacks the label.
     """
 
-    __slots__ = ("ids", "index", "present", "values")
+    __slots__ = ("ids", "index", "present", "singletons", "values")
 
     def __init__(self, ids: np.ndarray, values: list[str]) -> None:
         self.ids = ids
         self.values = values
         self.index = {v: d for d, v in enumerate(values)}
         self.present = ids >= 0
+        # Every domain has a single node (as with kubernetes.io/hostname).
+        self.singletons = len(values) == int(np.count_nonzero(self.present))
 
     def spread(self, per_value: Mapping[str, int], default: int = 0) -> np.ndarray:
         """Per node: `per_value[node's value]`; `default` where the value is not listed or the label is missing."""

@@ -86,28 +86,39 @@ class DomainCounts:
     and RemovePod) is materialized only when asked for.
     """
 
-    __slots__ = ("_per_key", "_snapshot")
+    __slots__ = ("_per_key", "_snapshot", "_totals")
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
         self._per_key: dict[str, np.ndarray] = {}
+        self._totals: dict[str, np.ndarray] = {}
 
     def add(self, key: str, per_node: np.ndarray) -> None:
         acc = self._per_key.get(key)
+        # A copy: `per_node` may be a snapshot index's own array, which later cycles update in place.
         self._per_key[key] = per_node.copy() if acc is None else acc + per_node
+        self._totals.pop(key, None)
 
     def node_totals(self, key: str) -> np.ndarray:
         """Per node: the count of its domain of `key` (0 where the node lacks the label)."""
-        d = domains(self._snapshot, key)
-        acc = self._per_key.get(key)
-        if acc is None:
-            return np.zeros(len(d.ids), np.int64)
-        totals = np.bincount(d.ids[d.present], weights=acc[d.present], minlength=len(d.values) + 1)
-        totals[-1] = 0  # the slot read by nodes without the label
-        return totals.astype(np.int64)[d.ids]
+        out = self._totals.get(key)
+        if out is None:
+            d = domains(self._snapshot, key)
+            acc = self._per_key.get(key)
+            if acc is None:
+                out = np.zeros(len(d.ids), np.int64)
+            elif d.singletons:
+                # One node per domain (hostname): the node's own count.
+                out = np.where(d.present, acc, 0)
+            else:
+                totals = np.bincount(d.ids[d.present], weights=acc[d.present], minlength=len(d.values) + 1)
+                totals[-1] = 0  # the slot read by nodes without the label
+                out = totals.astype(np.int64)[d.ids]
+            self._totals[key] = out
+        return out
 
     def nonzero_keys(self) -> list[str]:
-        return [k for k, acc in self._per_key.items() if (acc[domains(self._snapshot, k).present] != 0).any()]
+        return [k for k in self._per_key if self.node_totals(k).any()]
 
     def to_dict(self) -> TopologyCounts:
         counts: TopologyCounts = {}
