@@ -279,7 +279,9 @@ class Fit(
                 table[k] = st
             return st
 
-        return FilterVerdicts(failed, keys=keys, status_of_key=status_of_key)
+        # Keys now, while the arrays they read (some are the snapshot's own columns) are this cycle's;
+        # a pass without failures never needs them.
+        return FilterVerdicts(failed, keys=keys() if failed.any() else keys, status_of_key=status_of_key)
 
     def amounts_verdicts_all(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: ExtraSums
