@@ -7,7 +7,10 @@ filters, scores, preemption when priorities allow it. The first replica that
 does not fit ends the run, its FailedScheduling message being the stop reason;
 `--max N` ends it after N replicas ("LimitReached"). The cluster file is a
 scenario: its own pending pods are scheduled first, so the answer is "how many
-more fit once those are placed".
+more fit once those are placed". Devices count as resources do: a replica's
+`resourceClaimTemplateName` gets it a claim of its own, as the resourceclaim
+controller would make it, so replicas stop when the matching devices run out;
+a `resourceClaimName` is one claim that every replica shares.
 """
 
 from __future__ import annotations
@@ -40,12 +43,15 @@ class CapacityResult:
     stop_message: str
     failed_pod: str | None = None  # the replica that did not fit
     preempted: list[str] = field(default_factory=list)  # pods evicted to make room for replicas
+    # The pod's spec.resourceClaims: each replica gets its own claim from a template, or shares a named claim.
+    resource_claims: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "pod": self.pod,
             "requests": dict(self.requests),
             "nodeSelector": dict(self.node_selector),
+            "resourceClaims": [dict(c) for c in self.resource_claims],
             "replicas": self.replicas,
             "nodes": dict(self.nodes),
             "stop": {"reason": self.stop_reason, "message": self.stop_message, "pod": self.failed_pod},
@@ -164,7 +170,21 @@ def capacity(
         stop_message,
         failed,
         list(sim.deleted[first_deleted:]),
+        _resource_claims(pod),
     )
+
+
+def _resource_claims(pod: Any) -> list[dict[str, str]]:
+    """The pod's claims as written in its spec (name plus resourceClaimName or resourceClaimTemplateName)."""
+    out = []
+    for pc in pod.spec.resource_claims:
+        entry = {"name": pc.name}
+        if pc.resource_claim_name is not None:
+            entry["resourceClaimName"] = pc.resource_claim_name
+        if pc.resource_claim_template_name is not None:
+            entry["resourceClaimTemplateName"] = pc.resource_claim_template_name
+        out.append(entry)
+    return out
 
 
 def run_capacity(
@@ -183,6 +203,14 @@ def to_json(result: CapacityResult) -> str:
     return json.dumps(result.to_dict(), indent=2)
 
 
+def _claim_text(c: dict[str, str]) -> str:
+    if "resourceClaimTemplateName" in c:
+        return f"{c['name']} (a claim per replica from template {c['resourceClaimTemplateName']})"
+    if "resourceClaimName" in c:
+        return f"{c['name']} (named claim {c['resourceClaimName']}, used by every replica)"
+    return c["name"]
+
+
 def render(result: CapacityResult) -> Any:
     """cluster-capacity's report: the pod's requirements, the count, the stop reason, the distribution."""
     from rich.console import Group
@@ -192,6 +220,8 @@ def render(result: CapacityResult) -> Any:
     req = ", ".join(f"{k}: {v}" for k, v in result.requests.items())
     if result.node_selector:
         req += "; nodeSelector: " + ",".join(f"{k}={v}" for k, v in sorted(result.node_selector.items()))
+    if result.resource_claims:
+        req += "; resourceClaims: " + ", ".join(_claim_text(c) for c in result.resource_claims)
     parts: list[Any] = [
         Text(f"{result.pod} pod requirements: {req}"),
         Text(f"The cluster can schedule {result.replicas} instance(s) of the pod {result.pod}.", style="bold"),

@@ -1,4 +1,4 @@
-"""The README's `explain` and `capacity` examples print what the README shows (at 100 columns)."""
+"""The README's `simulate`, `explain` and `capacity` examples print what the README shows (at 100 columns)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import pytest
 from kubesched.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = re.compile(r"    \.venv/bin/kubesched ((?:explain|capacity) examples/[^\n]*)\n\n```\n(.*?)```\n", re.S)
+EXAMPLE = re.compile(
+    r"    \.venv/bin/kubesched ((?:simulate|explain|capacity) examples/[^\n]*)\n\n```\n(.*?)```\n", re.S
+)
 
 
 def _examples() -> list[tuple[str, str]]:
@@ -24,6 +26,9 @@ def test_the_readme_has_the_examples() -> None:
         "explain examples/cluster.yaml huge",
         "explain examples/cluster.yaml web-1",
         "capacity examples/cluster.yaml --pod examples/pod.yaml",
+        "simulate examples/dra/cluster.yaml",
+        "explain examples/dra/cluster.yaml train-huge",
+        "explain examples/dra/cluster.yaml infer-1",
     ]
 
 

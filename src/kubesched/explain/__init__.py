@@ -7,9 +7,12 @@ kept, then matched with what that cycle decided.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
 from kubesched.explain.analyze import Analyzer
+from kubesched.explain.claims import ClaimOnNode, devices_of
 from kubesched.explain.model import Capture, Explanation, NodeScore, Outcome, Winner
 from kubesched.scheduler import Attempt
 from kubesched.simulate.scenario import Manifest, Scenario
@@ -68,9 +71,36 @@ def explain(
         return ex
     attempt = sim.scheduler.attempts.get(key)
     ex.winner = winner(analyzer.capture, attempt)
+    ex.claims = landed_claims(analyzer.capture, o.node)
+    if o.status == "Scheduled" and ex.claims:
+        ex.notes.extend(_claims_mismatch(ex.claims, sim.cluster.store))
     if o.status == "Deleted":
         ex.notes.append(f"the pod ran on {o.node} and was later preempted by a higher-priority pod")
     return ex
+
+
+def landed_claims(cap: Capture, node: str | None) -> list[ClaimOnNode] | None:
+    """The pod's claims with their devices on `node`; without devices when the pod did not land."""
+    reports = [r for r in cap.nodes if r.claims is not None]
+    if not reports:
+        return None
+    for r in reports:
+        if node and r.name == node:
+            return r.claims
+    return [ClaimOnNode(c.claim, c.pod_claim, c.template, c.allocated_before) for c in reports[0].claims or []]
+
+
+def _claims_mismatch(claims: list[ClaimOnNode], store: Any) -> list[str]:
+    """What PreBind wrote differs from what the analysis found: never expected, said rather than hidden."""
+    out = []
+    for c in claims:
+        obj = store.find("ResourceClaim", c.claim)
+        alloc = obj.status.allocation if obj is not None else None
+        written = [d.id for d in devices_of(alloc)] if alloc is not None else []
+        found = [d.id for d in c.devices]
+        if written != found:
+            out.append(f"claim {c.claim}: the analysis found {found or 'none'}, PreBind wrote {written or 'none'}")
+    return out
 
 
 def winner(cap: Capture, attempt: Attempt | None) -> Winner | None:

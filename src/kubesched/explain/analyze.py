@@ -9,7 +9,9 @@ Where the cycle stops early, this runs to the end: every Filter plugin on every
 node (the per-node reference `filter`, with the real PreFilter state, nominated
 pods of equal or higher priority counted as upstream's first pass counts them),
 each Score plugin's raw, normalized and weighted score on the nodes the cycle
-scores, and DefaultPreemption's victim search on every node it could consider.
+scores, DefaultPreemption's victim search on every node it could consider, and
+for a pod with ResourceClaims the devices each claim gets on each node
+(kubesched.explain.claims).
 What upstream itself reports for a node is `run_filter_plugins_with_nominated_pods`,
 so the plugin named first is the one in the FailedScheduling message.
 """
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kubesched.explain.claims import ClaimsView
 from kubesched.explain.fixes import Fix, fixes_for
 from kubesched.explain.model import (
     SKIPPED,
@@ -156,6 +159,10 @@ def analyze(sched: Scheduler, fw: Framework, pod: PodInfo, attempt: int) -> Capt
                 verdicts = reports[ni.index].filters
                 reports[ni.index] = _unfiltered(ni, absent)
                 reports[ni.index].filters = verdicts
+    claims = ClaimsView.of(fw, state, pod)
+    if claims is not None:
+        for ni in nodes:
+            reports[ni.index].claims = claims.on_node(ni)
     feasible = _sample(sched, fw, pod, snap, reports, candidates, cap.sampling)
     cap.nodes = [reports[ni.index] for ni in nodes]
     if len(feasible) > 1 and fw.has_score_plugins():

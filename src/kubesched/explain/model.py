@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.explain.claims import ClaimOnNode
 from kubesched.explain.fixes import Fix
 from kubesched.framework.status import Code, Status, code_name
 
@@ -66,6 +67,7 @@ class NodeReport:
     nominated_pods: list[str] = field(default_factory=list)
     fixes: list[Fix] = field(default_factory=list)
     preemption: NodePreemption | None = None
+    claims: list[ClaimOnNode] | None = None  # the pod's ResourceClaims on this node (None: it has none)
 
     @property
     def feasible(self) -> bool:
@@ -81,6 +83,7 @@ class NodeReport:
             "nominatedPodsCounted": list(self.nominated_pods),
             "fixes": [f.to_dict() for f in self.fixes],
             "preemption": self.preemption.to_dict() if self.preemption is not None else None,
+            "claims": [c.to_dict() for c in self.claims] if self.claims is not None else None,
         }
 
 
@@ -222,6 +225,8 @@ class Explanation:
     winner: Winner | None = None
     earlier: list[EarlierAttempt] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The pod's ResourceClaims on the node it landed on (no devices when it did not land); None: no claims.
+    claims: list[ClaimOnNode] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         c = self.capture
@@ -245,6 +250,7 @@ class Explanation:
                 },
                 "winner": self.winner.to_dict() if self.winner is not None else None,
                 "preemption": c.preemption.to_dict() if c.preemption is not None else None,
+                "claims": [x.to_dict() for x in self.claims] if self.claims is not None else None,
                 "notes": [*c.notes, *self.notes],
             }
         )

@@ -9,6 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from kubesched.explain.claims import ClaimOnNode
 from kubesched.explain.model import SKIPPED, Explanation, NodeReport
 from kubesched.framework.status import Code, code_name
 
@@ -152,6 +153,56 @@ def fixes_table(ex: Explanation) -> Table:
     return t
 
 
+def _claim_source(c: ClaimOnNode) -> str:
+    if c.template:
+        return f"template {c.template}"
+    return "named claim, allocated earlier" if c.allocated_before else "named claim"
+
+
+def _claim_lines(claims: list[ClaimOnNode]) -> str:
+    """A node's row of the per-node claims table: each claim's devices there, or why it gets none."""
+    lines = []
+    for c in claims:
+        if c.devices:
+            got = ", ".join(f"{d.request} → {d.id}" for d in c.devices)
+            lines.append(f"{c.claim}: {got}")
+        else:
+            lines.append(f"{c.claim}: [red]{c.reason or 'no devices'}[/]")
+    return "\n".join(lines)
+
+
+def claims_table(ex: Explanation) -> Table | None:
+    """The devices of each claim on the node the pod landed on; for a pod not placed, node by node why not."""
+    c = ex.capture
+    assert c is not None
+    node = ex.outcome.node
+    if ex.claims is None:
+        return None
+    if node and any(cl.devices or cl.reason for cl in ex.claims):
+        t = Table(title=f"Claims: the devices each claim gets on {node}", title_justify="left")
+        t.add_column("CLAIM", overflow="fold")
+        t.add_column("FROM", overflow="fold")
+        t.add_column("REQUEST", overflow="fold")
+        t.add_column("DEVICE (driver/pool/device)", overflow="fold")
+        for cl in ex.claims:
+            if not cl.devices:
+                t.add_row(cl.claim, _claim_source(cl), "", f"[red]{cl.reason}[/]")
+            for i, d in enumerate(cl.devices):
+                admin = " [dim](admin access)[/]" if d.admin_access else ""
+                first = i == 0
+                t.add_row(cl.claim if first else "", _claim_source(cl) if first else "", d.request, d.id + admin)
+        return t
+    t = Table(title="Claims, node by node: the devices they would get, or why none", title_justify="left")
+    t.add_column("NODE")
+    t.add_column("CLAIMS", overflow="fold")
+    rows = [(r.name, (_claim_lines(r.claims),)) for r in c.nodes if r.claims is not None]
+    if not rows:
+        return None
+    for name, cells in _grouped(rows):
+        t.add_row(name, *cells)
+    return t
+
+
 def render(ex: Explanation) -> Any:
     """A rich renderable: header, filter table, score table and winner, or what would make the pod fit."""
     parts: list[Any] = [_header(ex)]
@@ -176,6 +227,9 @@ def render(ex: Explanation) -> Any:
         parts.append(Text.assemble(("Winner: ", "bold"), (w.node, "bold green"), f" — {w.reason}"))
     if ex.outcome.status != "Scheduled" and ex.outcome.status != "Deleted" and any(not r.feasible for r in c.nodes):
         parts.append(fixes_table(ex))
+    claims = claims_table(ex)
+    if claims is not None:
+        parts.append(claims)
     if c.preemption is not None:
         p = c.preemption
         if p.node:

@@ -130,7 +130,11 @@ class Simulation:
                 pod, metadata=msgspec.structs.replace(pod.metadata, uid=f"uid-{ns}-{pod.metadata.name}")
             )
         store = self.cluster.store
-        pod, claims = claims_for_pod(pod, lambda n, name: store.find("ResourceClaimTemplate", f"{n}/{name}"))
+        pod, claims = claims_for_pod(
+            pod,
+            lambda n, name: store.find("ResourceClaimTemplate", f"{n}/{name}"),
+            exists=lambda n, name: store.find("ResourceClaim", f"{n}/{name}") is not None,
+        )
         for c in claims:
             self.cluster.client.create("ResourceClaim", c)
         return pod

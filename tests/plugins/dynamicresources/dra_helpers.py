@@ -235,3 +235,91 @@ def get_claim(env: Env, name: str, namespace: str = "default") -> Any:
 def devices_of(env: Env, name: str) -> list[str]:
     alloc = get_claim(env, name).status.allocation
     return [] if alloc is None else [f"{r.pool}/{r.device}" for r in alloc.devices.results]
+
+
+# ---------------------------------------------------------------- scenario documents (plain dicts for YAML)
+
+CLASS = "gpu.example.com"
+
+
+def doc_class(name: str = CLASS) -> dict[str, Any]:
+    """A DeviceClass selecting every device of the driver."""
+    sel = [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {"selectors": sel},
+    }
+
+
+def doc_node(name: str, cpu: str = "32", pods: str = "110") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"capacity": {"cpu": cpu, "memory": "64Gi", "pods": pods}},
+    }
+
+
+def doc_slice(node: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
+    """The node's own pool (named after the node) with these devices."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-gpus"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def doc_claim_spec(
+    count: int = 1, selector: str | None = None, match: str | None = None, mode: str = "ExactCount", name: str = "gpu"
+) -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": CLASS, "allocationMode": mode}
+    if mode == "ExactCount":
+        exactly["count"] = count
+    if selector:
+        exactly["selectors"] = [{"cel": {"expression": selector}}]
+    devices: dict[str, Any] = {"requests": [{"name": name, "exactly": exactly}]}
+    if match:
+        devices["constraints"] = [{"matchAttribute": match}]
+    return {"devices": devices}
+
+
+def doc_template(name: str, **kw: Any) -> dict[str, Any]:
+    spec = {"spec": doc_claim_spec(**kw)}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def doc_claim(name: str, **kw: Any) -> dict[str, Any]:
+    spec = doc_claim_spec(**kw)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name}, "spec": spec}
+
+
+def doc_pod(
+    name: str, cpu: str = "1", templates: dict[str, str] | None = None, claims: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A pod with claims from templates and named claims (pod claim name -> template / claim name)."""
+    rcs = [{"name": pc, "resourceClaimTemplateName": t} for pc, t in (templates or {}).items()]
+    rcs += [{"name": pc, "resourceClaimName": c} for pc, c in (claims or {}).items()]
+    container = {
+        "name": "c",
+        "image": "x",
+        "resources": {"requests": {"cpu": cpu}, "claims": [{"name": r["name"]} for r in rcs]},
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [container], "resourceClaims": rcs},
+    }

@@ -1,47 +1,21 @@
 """Whole scheduling runs with claims: several GPU nodes, shared claims, constraints, exhaustion.
 
-They run the real scheduler on the embedded cluster. Until the scenario loader
-instantiates ResourceClaimTemplates and the output lists claims, the fixture
-below does both with this package's controller and report helpers.
+They run the real scheduler on the embedded cluster, whose simulation creates
+each pod's claims from its ResourceClaimTemplates as the resourceclaim
+controller would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import msgspec
-import pytest
 import yaml
 from dra_helpers import DRIVER, gpu
 
 import kubesched.api.resource  # noqa: F401
-from kubesched.plugins.dynamicresources.controller import claims_for_pod
 from kubesched.plugins.dynamicresources.report import claims_report
 from kubesched.simulate import runner
 from kubesched.simulate.scenario import parse_scenario
-
-
-@pytest.fixture(autouse=True)
-def _claims_from_templates(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    create = runner.Simulation._create
-
-    def _create(self: runner.Simulation, m: runner.Manifest) -> None:
-        pod = m.obj
-        if m.kind == "Pod" and any(pc.resource_claim_template_name for pc in pod.spec.resource_claims):
-            ns = pod.metadata.namespace or "default"
-            if not pod.metadata.uid:
-                meta = msgspec.structs.replace(pod.metadata, uid=f"uid-{ns}-{pod.metadata.name}", namespace=ns)
-                pod = msgspec.structs.replace(pod, metadata=meta)
-            store = self.cluster.store
-            pod, claims = claims_for_pod(pod, lambda ns, n: store.find("ResourceClaimTemplate", f"{ns}/{n}"))
-            for c in claims:
-                self.cluster.client.create("ResourceClaim", c)
-            m = runner.Manifest(m.kind, pod, m.raw, m.index)
-        create(self, m)
-
-    monkeypatch.setattr(runner.Simulation, "_create", _create)
-    yield
 
 
 def _node(name: str, cpu: str = "16") -> dict[str, Any]:

@@ -291,6 +291,75 @@ class Allocator:
         return run.results
 
 
+@dataclass(frozen=True, slots=True)
+class RequestSupply:
+    """One request (or subrequest) of a claim on one node: what it wants against what the node offers."""
+
+    request: str  # "gpu", or "gpu/small" for a subrequest of a prioritized list
+    device_class: str
+    wanted: int | None  # None: allocationMode All (every matching device)
+    matching: int  # devices reachable from the node that pass the class's and the request's selectors
+    free: int  # of those, the ones no other claim holds (admin access may use held ones)
+    admin_access: bool = False
+
+
+@dataclass(slots=True)
+class ClaimDiagnosis:
+    """Why one claim cannot get its devices on a node (see `diagnose`)."""
+
+    fits_alone: bool
+    requests: list[RequestSupply] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)  # matchAttribute names
+    error: str = ""
+
+
+def diagnose(
+    allocator: Allocator, node: Node, claims: list[ResourceClaim], deadline: float | None = None
+) -> list[ClaimDiagnosis]:
+    """Each claim alone on the node, and the supply of every request: for `kubesched explain`.
+
+    The allocator itself only answers "all claims, yes or no". This searches once more per claim,
+    with the same devices in use, and counts the matching and free devices per request, so that a
+    person can see which claim and which request is short. It only reads the allocator's state.
+    """
+    out: list[ClaimDiagnosis] = []
+    for claim in claims:
+        run = _Run(allocator, node, [claim], deadline)
+        d = ClaimDiagnosis(False)
+        try:
+            d.fits_alone = run.search()
+        except AllocationError as err:
+            d.error = str(err)
+        except AllocationTimeout:
+            d.error = "timed out trying to allocate devices"
+        d.constraints = [c.match_attribute for c in claim.spec.devices.constraints if c.match_attribute]
+        try:
+            d.requests = [_supply(run, key, data) for key, data in run.request_data.items()]
+        except AllocationError as err:
+            d.error = d.error or str(err)
+        out.append(d)
+    return out
+
+
+def _supply(run: _Run, key: RequestKey, data: _RequestData) -> RequestSupply:
+    request = data.request
+    matching = free = 0
+    for pool in run.pools:
+        if pool.incomplete or pool.invalid:
+            continue  # the search never takes devices from these
+        for s in pool.slices:
+            for index, device in enumerate(s.spec.devices):
+                if not run._selectable(key, data, s, index):
+                    continue
+                matching += 1
+                dev_id = (pool.driver, pool.name, device.name)
+                taken = dev_id in run.a.allocated_devices and not request.admin_access
+                if not taken and not device.consumes_counters:
+                    free += 1
+    wanted = None if request.mode == ALLOCATION_MODE_ALL else request.count
+    return RequestSupply(data.request_name(), request.class_name, wanted, matching, free, request.admin_access)
+
+
 class _Run:
     """One Allocate call: the search state for one node."""
 
