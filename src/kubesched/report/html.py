@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched.errors import InputError
@@ -55,26 +55,15 @@ def figures(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
     out: list[tuple[str, str, Any]] = []
 
     # Allocation (requested / allocatable) over time, one panel per resource.
-    fig = make_subplots(rows=len(resources), cols=1, shared_xaxes=True, subplot_titles=resources)
-    for k, run in enumerate(runs):
-        s = run["series"]
-        for i, r in enumerate(resources):
-            fig.add_trace(
-                go.Scatter(
-                    x=s["time"],
-                    y=s["utilization"][r],
-                    name=run["config"],
-                    legendgroup=run["config"],
-                    showlegend=i == 0,
-                    line={"shape": "hv", "color": colors[k]},
-                    hovertemplate=f"{run['config']}<br>t=%{{x}} s<br>{r}: %{{y:.1%}}<extra></extra>",
-                ),
-                row=i + 1,
-                col=1,
-            )
-    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
-    fig.update_xaxes(title_text="time (s)", row=len(resources), col=1)
-    fig.update_layout(template=TEMPLATE, height=220 * len(resources) + 80, margin={"t": 40})
+    fig = _per_resource_panels(
+        (go, make_subplots),
+        runs,
+        resources,
+        colors,
+        "utilization",
+        220,
+        lambda config, r: f"{config}<br>t=%{{x}} s<br>{r}: %{{y:.1%}}",
+    )
     out.append(("fig-utilization", "Cluster allocation over time (requested / allocatable)", fig))
 
     # Pending (solid) and running (dotted) pods over time.
@@ -131,25 +120,7 @@ def figures(doc: dict[str, Any]) -> list[tuple[str, str, Any]]:
     out.append(("fig-latency", "Scheduling latency and pending time (cumulative distribution)", fig))
 
     # Stranded capacity: free, but on nodes where no pending pod fits.
-    fig = make_subplots(rows=len(resources), cols=1, shared_xaxes=True, subplot_titles=resources)
-    for k, run in enumerate(runs):
-        s = run["series"]
-        for i, r in enumerate(resources):
-            fig.add_trace(
-                go.Scatter(
-                    x=s["time"],
-                    y=s["fragmentation"][r],
-                    name=run["config"],
-                    legendgroup=run["config"],
-                    showlegend=i == 0,
-                    line={"shape": "hv", "color": colors[k]},
-                ),
-                row=i + 1,
-                col=1,
-            )
-    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
-    fig.update_xaxes(title_text="time (s)", row=len(resources), col=1)
-    fig.update_layout(template=TEMPLATE, height=200 * len(resources) + 80, margin={"t": 40})
+    fig = _per_resource_panels((go, make_subplots), runs, resources, colors, "fragmentation", 200, None)
     out.append(
         (
             "fig-fragmentation",
@@ -262,3 +233,38 @@ def render_html(doc: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def _per_resource_panels(
+    plotly: tuple[Any, Any],
+    runs: list[Any],
+    resources: list[str],
+    colors: list[str],
+    series: str,
+    panel_height: int,
+    hover: Callable[[str, str], str] | None,
+) -> Any:
+    """A figure with one panel per resource: each run's `series` share over time, a step line per run."""
+    go, make_subplots = plotly
+    fig = make_subplots(rows=len(resources), cols=1, shared_xaxes=True, subplot_titles=resources)
+    for k, run in enumerate(runs):
+        s = run["series"]
+        for i, r in enumerate(resources):
+            extra = {"hovertemplate": hover(run["config"], r) + "<extra></extra>"} if hover is not None else {}
+            fig.add_trace(
+                go.Scatter(
+                    x=s["time"],
+                    y=s[series][r],
+                    name=run["config"],
+                    legendgroup=run["config"],
+                    showlegend=i == 0,
+                    line={"shape": "hv", "color": colors[k]},
+                    **extra,
+                ),
+                row=i + 1,
+                col=1,
+            )
+    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    fig.update_xaxes(title_text="time (s)", row=len(resources), col=1)
+    fig.update_layout(template=TEMPLATE, height=panel_height * len(resources) + 80, margin={"t": 40})
+    return fig
