@@ -12,7 +12,6 @@ changed since the index last looked (usually the one node the last pod went to).
 - `KeyIndex`: per node, how many times each key occurs among its pods
   (e.g. the distinct required anti-affinity terms of existing pods), with one
   array per key; keys that no pod carries any more are dropped.
-
 - `SumsIndex`: per node, the summed requests of some of its pods (e.g. those
   below a priority, which preemption would evict).
 - `RowValues`: per node, any value derived from its NodeInfo.
@@ -31,6 +30,8 @@ from kubesched.framework.types import NodeInfo, Resource
 
 
 class CountIndex:
+    """Per node, `count(node_info)`: how many of its pods satisfy one predicate."""
+
     __slots__ = ("count", "counts", "gens")
 
     def __init__(self, n: int, count: Callable[[NodeInfo], int]) -> None:
@@ -49,6 +50,8 @@ class CountIndex:
 
 
 class KeyIndex:
+    """Per key that some node's pods carry, an array of how many times each node's pods carry it."""
+
     __slots__ = ("arrays", "extract", "gens", "per_node", "totals")
 
     def __init__(self, n: int, extract: Callable[[NodeInfo], Iterable[Hashable]]) -> None:
