@@ -302,3 +302,194 @@ def test_run_allocates_claims_through_serve(cluster: Cluster) -> None:
     assert cond["message"].startswith("0/2 nodes are available: 2 cannot allocate all claims.")
     assert "allocation" not in (api.get(f"{CLAIMS}/three").get("status") or {})
     assert run.stop() == 0
+
+
+# ---------------------------------------------------------------- serve's resourceclaim controller
+
+
+def _template(name: str = "gpu") -> dict[str, Any]:
+    req = {"name": "gpu", "exactly": {"deviceClassName": DRIVER, "count": 1}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"metadata": {"labels": {"team": "ml"}}, "spec": {"devices": {"requests": [req]}}},
+    }
+
+
+def _template_pod(name: str, template: str = "gpu") -> dict[str, Any]:
+    pod = make_pod(name)
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": template}]
+    pod["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    return pod
+
+
+def test_run_schedules_pods_whose_claims_serve_makes_from_a_template(cluster: Cluster) -> None:
+    scenario = nodes_yaml(2) + "---\n" + yaml.safe_dump_all([_class(), _slice("node-1", 2), _template()])
+    api = cluster.start_serve(scenario)
+    run = cluster.start_run(sched_config())
+    wait_ready(run)
+    for name in ("p1", "p2"):
+        api.create("/api/v1/namespaces/default/pods", _template_pod(name))
+    wait_until(lambda: all(bound_nodes(api).get(n) for n in ("p1", "p2")), what="p1 and p2 bound")
+    assert bound_nodes(api) == {"p1": "node-1", "p2": "node-1"}, "the only node with GPUs"
+    pods = api.pods()
+    claims = {c["metadata"]["name"]: c for c in api.get(CLAIMS)["items"]}
+    devices = set()
+    for name in ("p1", "p2"):
+        pod = pods[name]
+        # What the resourceclaim controller records, read back through the REST API (no kubectl).
+        [entry] = pod["status"]["resourceClaimStatuses"]
+        assert entry["name"] == "gpu" and entry["resourceClaimName"].startswith(f"{name}-gpu-")
+        assert pod["spec"]["containers"][0]["image"] == "registry.k8s.io/pause:3.10", "the status write kept the rest"
+        claim = claims[entry["resourceClaimName"]]
+        meta = claim["metadata"]
+        assert meta["generateName"] == f"{name}-gpu-" and len(meta["name"]) == len(meta["generateName"]) + 5
+        assert meta["ownerReferences"] == [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": name,
+                "uid": pod["metadata"]["uid"],
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+        assert meta["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
+        assert meta["labels"] == {"team": "ml"}
+        assert claim["spec"] == _template()["spec"]["spec"]
+        assert meta["finalizers"] == [FINALIZER]
+        [result] = claim["status"]["allocation"]["devices"]["results"]
+        assert (result["driver"], result["pool"], result["request"]) == (DRIVER, "node-1", "gpu")
+        devices.add(result["device"])
+        assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]}]
+    assert devices == {"gpu-0", "gpu-1"}, "one GPU each"
+
+    # A third pod: its claim is made, but both GPUs are taken: FailedScheduling with simulate's words.
+    api.create("/api/v1/namespaces/default/pods", _template_pod("p3"))
+
+    def condition() -> dict[str, Any] | None:
+        pod = api.pod("p3")
+        return next((c for c in pod["status"].get("conditions", []) if c["type"] == "PodScheduled"), None)
+
+    cond = wait_until(condition, what="p3's PodScheduled condition")
+    assert cond["reason"] == "Unschedulable"
+    assert cond["message"] == _embedded_message(scenario, _template_pod("p1"), _template_pod("p2"), _template_pod("p3"))
+    assert cond["message"].startswith("0/2 nodes are available: 2 cannot allocate all claims.")
+    [entry] = api.pod("p3")["status"]["resourceClaimStatuses"]
+    assert "allocation" not in (api.get(f"{CLAIMS}/{entry['resourceClaimName']}").get("status") or {})
+    assert not bound_nodes(api)["p3"]
+
+    # Deleting p1: the controller drops its reservation and deallocates its claim (which requeues p3), and the
+    # claim, owned by p1, is deleted as the garbage collector would; p3 gets the GPU p1 had.
+    p1_claim = pods["p1"]["status"]["resourceClaimStatuses"][0]["resourceClaimName"]
+    p1_device = claims[p1_claim]["status"]["allocation"]["devices"]["results"][0]["device"]
+    assert api.call("DELETE", "/api/v1/namespaces/default/pods/p1")[0] == 200
+    assert api.call("GET", f"{CLAIMS}/{p1_claim}")[0] == 404
+    wait_until(lambda: bound_nodes(api).get("p3"), what="p3 bound once p1's GPU is free")
+    p3_claim = api.get(f"{CLAIMS}/{entry['resourceClaimName']}")
+    assert p3_claim["status"]["allocation"]["devices"]["results"][0]["device"] == p1_device
+    assert len(api.get(CLAIMS)["items"]) == 2
+    assert run.stop() == 0
+
+
+def _served(text: str) -> Any:
+    """A served cluster loaded from `text` as `kubesched serve` loads its scenario, controllers caught up."""
+    from kubesched.serve.cluster import ServedCluster
+    from kubesched.serve.server import load_cluster
+    from kubesched.simulate.scenario import parse_scenario
+
+    c = ServedCluster()
+    load_cluster(c, parse_scenario(text, "test"))
+    c.store.deliver()
+    return c
+
+
+def _post(c: Any, kind: str, body: dict[str, Any]) -> None:
+    """A create as the REST handler makes it: the JSON next to the typed object, then the watchers."""
+    body = {k: v for k, v in copy.deepcopy(body).items() if k not in ("apiVersion", "kind")}
+    body["metadata"].setdefault("namespace", "default")
+    c.store.incoming[(kind, f"default/{body['metadata']['name']}")] = body
+    c.client.create(kind, decode(kind, body))
+    c.store.deliver()
+
+
+def test_serve_makes_claims_for_scenario_pods_and_for_pods_whose_template_comes_later() -> None:
+    c = _served(yaml.safe_dump_all([_class(), _template(), _template_pod("early")]))
+    [claim] = c.store.list("ResourceClaim")
+    pod = c.store.get("Pod", "default/early")
+    assert [(s.name, s.resource_claim_name) for s in pod.status.resource_claim_statuses] == [
+        ("gpu", claim.metadata.name)
+    ]
+    # No template yet: the pod waits without a claim, as upstream's controller retries it.
+    _post(c, "Pod", _template_pod("late", template="later"))
+    assert not c.store.get("Pod", "default/late").status.resource_claim_statuses
+    rv = c.store.last_rv
+    _post(c, "ResourceClaimTemplate", _template("later"))
+    late = c.store.get_raw("Pod", "default/late")
+    [entry] = late["status"]["resourceClaimStatuses"]
+    assert entry["resourceClaimName"].startswith("late-gpu-")
+    assert late["spec"]["containers"][0]["image"] == "registry.k8s.io/pause:3.10"
+    changes = [(ch.kind, ch.etype, (ch.new or {})["metadata"]["name"]) for ch in c.store.changes if ch.rv > rv]
+    assert changes == [
+        ("ResourceClaimTemplate", "ADDED", "later"),
+        ("ResourceClaim", "ADDED", entry["resourceClaimName"]),
+        ("Pod", "MODIFIED", "late"),
+    ]
+
+
+def test_serve_claims_follow_their_pod() -> None:
+    c = _served(yaml.safe_dump_all([_class(), _template(), _template_pod("a"), _template_pod("b")]))
+    owned = {cl.metadata.owner_references[0].name: cl.metadata.name for cl in c.store.list("ResourceClaim")}
+    assert set(owned) == {"a", "b"}
+    # A status write that drops the entry: the claim the pod owns is recorded again, not made twice.
+    a = c.store.get("Pod", "default/a")
+    c.client.update(
+        "Pod", msgspec.structs.replace(a, status=msgspec.structs.replace(a.status, resource_claim_statuses=[]))
+    )
+    c.store.deliver()
+    assert [s.resource_claim_name for s in c.store.get("Pod", "default/a").status.resource_claim_statuses] == [
+        owned["a"]
+    ]
+    assert c.store.count("ResourceClaim") == 2
+    c.client.delete_pod("default", "a")
+    c.store.deliver()
+    assert [cl.metadata.name for cl in c.store.list("ResourceClaim")] == [owned["b"]]
+
+
+def test_serve_releases_the_claims_of_a_deleted_pod() -> None:
+    """syncClaim: a deleted pod's reservations go; a claim nobody holds is deallocated but, named, not deleted."""
+    c = _served(yaml.safe_dump_all([_class(), _claim("shared"), _claim("solo")]))
+    for name, claims in (("x", ["shared", "solo"]), ("y", ["shared"])):
+        pod = make_pod(name)
+        pod["spec"]["resourceClaims"] = [{"name": n, "resourceClaimName": n} for n in claims]
+        _post(c, "Pod", pod)
+    uid = {n: c.store.get("Pod", f"default/{n}").metadata.uid for n in ("x", "y")}
+    allocation = {"devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]}}
+    for name, users in (("shared", ["x", "y"]), ("solo", ["x"])):
+        raw = copy.deepcopy(c.store.get_raw("ResourceClaim", f"default/{name}"))
+        raw["metadata"]["finalizers"] = [FINALIZER]
+        reserved = [{"resource": "pods", "name": u, "uid": uid[u]} for u in users]
+        raw["status"] = {"allocation": allocation, "reservedFor": reserved}
+        c.client.update("ResourceClaim", decode("ResourceClaim", raw))
+    c.store.deliver()
+    rv = c.store.last_rv
+    c.client.delete_pod("default", "x")
+    c.store.deliver()
+    shared = c.store.get_raw("ResourceClaim", "default/shared")
+    assert shared["status"] == {
+        "allocation": allocation,
+        "reservedFor": [{"resource": "pods", "name": "y", "uid": uid["y"]}],
+    }
+    assert shared["metadata"]["finalizers"] == [FINALIZER]
+    solo = c.store.get_raw("ResourceClaim", "default/solo")
+    assert not solo.get("status") and not solo["metadata"].get("finalizers")
+    changes = [
+        (ch.kind, ch.etype, (ch.old or ch.new or {})["metadata"]["name"]) for ch in c.store.changes if ch.rv > rv
+    ]
+    assert changes == [
+        ("Pod", "DELETED", "x"),
+        ("ResourceClaim", "MODIFIED", "shared"),
+        ("ResourceClaim", "MODIFIED", "solo"),
+        ("ResourceClaim", "MODIFIED", "solo"),
+    ]

@@ -2,7 +2,9 @@
 
 Like EmbeddedCluster, plus: events recorded by the built-in scheduler are also
 stored as events.k8s.io/v1 Events (aggregated into series as client-go does),
-so `kubectl get events` shows them.
+so `kubectl get events` shows them; and kube-controller-manager's resourceclaim
+controller runs (serve/claims.py), so pods using ResourceClaimTemplates get
+their claims as in a cluster.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from kubesched.cluster.client import EmbeddedClient
 from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.cluster.store import Conflict
 from kubesched.live.events import event_key, make_event, micro_time, object_reference
+from kubesched.serve.claims import ResourceClaimController
 from kubesched.serve.storage import DEFAULT_HISTORY, SecondsClock, ServedStore
 
 SERIES_WRITE_PERIOD = 5.0
@@ -66,3 +69,13 @@ class ServedCluster(EmbeddedCluster):
         self.store = ServedStore(self.clock, history)
         self.client = ServedClient(self.store)
         self._start_controllers()
+
+    def _start_controllers(self) -> None:
+        """The embedded cluster's controllers, plus kube-controller-manager's resourceclaim controller.
+
+        simulate makes template claims as it loads each pod (runner._claims_from_templates); served pods come
+        from clients, so claims are made as in a cluster: after the pod exists, seen by watchers as changes.
+        """
+        super()._start_controllers()
+        assert isinstance(self.store, ServedStore)
+        self.claims = ResourceClaimController(self.store, self.client)
