@@ -78,12 +78,13 @@ class DeviceToleration(K8sStruct):
     toleration_seconds: int | None = None
 
 
-class ExactDeviceRequest(K8sStruct):
+class _CountedDeviceRequest(K8sStruct):
+    """What ExactDeviceRequest and DeviceSubRequest share: a class, selectors and how many devices."""
+
     device_class_name: str = ""
     selectors: list[DeviceSelector] = []
     allocation_mode: str = ""
     count: int | None = None
-    admin_access: bool | None = None
     tolerations: list[DeviceToleration] = []
     capacity: Any = None
 
@@ -100,24 +101,12 @@ class ExactDeviceRequest(K8sStruct):
         return self.count
 
 
-class DeviceSubRequest(K8sStruct):
+class ExactDeviceRequest(_CountedDeviceRequest):
+    admin_access: bool | None = None
+
+
+class DeviceSubRequest(_CountedDeviceRequest, kw_only=True):
     name: str
-    device_class_name: str = ""
-    selectors: list[DeviceSelector] = []
-    allocation_mode: str = ""
-    count: int | None = None
-    tolerations: list[DeviceToleration] = []
-    capacity: Any = None
-
-    @property
-    def mode(self) -> str:
-        return self.allocation_mode or ALLOCATION_MODE_EXACT_COUNT
-
-    @property
-    def amount(self) -> int:
-        if self.count is None:
-            return 1 if self.mode == ALLOCATION_MODE_EXACT_COUNT else 0
-        return self.count
 
 
 class DeviceRequest(K8sStruct):

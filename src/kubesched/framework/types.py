@@ -176,27 +176,8 @@ def _resources_signature(pod: Pod) -> tuple[Any, ...]:
     )
 
 
-# id(containers list) -> (the spec parts the result was computed from, result). The parts are held,
-# so their ids cannot be reused while the entry lives: a pod object re-created around the same
-# containers (binding, status updates) finds its resources without rebuilding the signature.
-_BY_IDENTITY: dict[int, tuple[tuple[Any, ...], tuple[Resource, int, int]]] = {}
-
-
 def _pod_resources(pod: Pod) -> tuple[Resource, int, int]:
     """(requests, non-zero cpu, non-zero memory) — shared by pods with the same resource spec (replicas)."""
-    spec = pod.spec
-    parts = (spec.containers, spec.init_containers, spec.overhead, spec.resources)
-    known = _BY_IDENTITY.get(id(spec.containers))
-    if known is not None and all(a is b for a, b in zip(known[0], parts, strict=True)):
-        return known[1]
-    result = _pod_resources_by_value(pod)
-    if len(_BY_IDENTITY) >= _RESOURCE_CACHE_SIZE:
-        _BY_IDENTITY.clear()
-    _BY_IDENTITY[id(spec.containers)] = (parts, result)
-    return result
-
-
-def _pod_resources_by_value(pod: Pod) -> tuple[Resource, int, int]:
     key = _resources_signature(pod)
     hit = _RESOURCE_CACHE.get(key)
     if hit is not None:

@@ -251,7 +251,6 @@ class Fit(
                 checks.append((name, q, alloc, less(free, more)))
             for _name, q, _alloc, free in checks:
                 failed |= q > free
-        labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, *_ in checks[:30]]
 
         def keys() -> np.ndarray:
             # Bit 0: too many pods; per checked resource j, bit 2j+1: insufficient, bit 2j+2: beyond allocatable.
@@ -268,6 +267,7 @@ class Fit(
         def status_of_key(k: int) -> Status:
             st = table.get(k)
             if st is None:
+                labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, *_ in checks[:30]]
                 reasons = [labels[0]] if k & 1 else []
                 unresolvable = False
                 for j in range(1, len(labels)):
