@@ -19,13 +19,11 @@ import pytest
 import yaml
 from extender_helpers import REFERENCE_SERVER
 
-from kubesched.scheduler import Scheduler
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
 from kubesched.simulate.scenario import load_scenario
 
 CASES = Path(__file__).resolve().parents[1] / "conformance" / "cases" / "extender"
-WIRED = "replaced" in Scheduler._find_nodes_that_pass_extenders.__code__.co_names
 
 
 def _listening(port: int) -> bool:
@@ -90,7 +88,6 @@ def _compare(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
 CASE_FILES = sorted(CASES.glob("*.yaml"))
 
 
-@pytest.mark.skipif(not WIRED, reason="scheduler.py does not use kubesched.extender's FilterResult yet")
 @pytest.mark.parametrize("servers", CASE_FILES, ids=[c.stem for c in CASE_FILES], indirect=True)
 def test_golden_case(servers: None, request: pytest.FixtureRequest) -> None:
     case: Path = request.node.callspec.params["servers"]

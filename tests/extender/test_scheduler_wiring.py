@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
 from extender_helpers import node_manifest
 
-from kubesched.scheduler import Scheduler
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
 from kubesched.simulate.scenario import load_scenario
-
-WIRED = "is_ignorable" in Scheduler._bind.__code__.co_names
-pytestmark = pytest.mark.skipif(not WIRED, reason="scheduler.py's _bind does not skip ignorable binders yet")
 
 
 def _run(tmp_path: Path, extenders: list[dict]) -> dict:

@@ -23,7 +23,7 @@ import yaml
 from kubesched.api.decode import KINDS, NAMESPACED, DecodeError, decode
 from kubesched.collector import collector_paused
 from kubesched.errors import InputError
-from kubesched.simulate.yamlstream import iter_documents
+from kubesched.simulate.yamlstream import Flagged, iter_documents
 
 MODES = ("sequential", "batch")
 
@@ -38,7 +38,7 @@ class _RawSource:
     def document(self, index: int) -> Mapping[str, Any]:
         if self._docs is None:
             with collector_paused():
-                self._docs = [d for d in iter_documents(self.text, workers=1) if d is not None]
+                self._docs = [_data(d) for d in iter_documents(self.text, workers=1) if d is not None]
         return self._docs[index]  # type: ignore[no-any-return]
 
 
@@ -107,9 +107,13 @@ def load_documents(text: str, source: str) -> list[Any]:
     """The stream's non-empty documents, as yaml.load_all with the SafeLoader gives them."""
     try:
         with collector_paused():
-            return [d for d in iter_documents(text) if d is not None]
+            return [_data(d) for d in iter_documents(text) if d is not None]
     except yaml.YAMLError as err:
         raise _yaml_error(source, err) from None
+
+
+def _data(doc: Any) -> Any:
+    return doc.data if doc.__class__ is Flagged else doc
 
 
 def object_ref(kind: str, name: str, namespace: str | None) -> str:
@@ -153,6 +157,11 @@ def parse_scenario(text: str, source: str, workers: int | None = None) -> Scenar
 
 def _add_document(sc: Scenario, raw: Any, i: int, raws: _RawSource) -> None:
     source = sc.source
+    if raw.__class__ is Flagged:
+        dup = raw.duplicates[0]
+        kind = raw.data.get("kind") if isinstance(raw.data, Mapping) else None
+        what = _describe(raw.data, kind) if isinstance(kind, str) and kind else f"document {i + 1}"
+        raise InputError(source, f'line {dup.line}: key "{dup.key}" already set in map', what, dup.path)
     if not isinstance(raw, Mapping):
         raise InputError(source, f"document {i + 1} is not a mapping")
     kind = raw.get("kind")

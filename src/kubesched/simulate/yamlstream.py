@@ -45,7 +45,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
@@ -99,6 +99,10 @@ class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             self.ascend_resolver = ().__len__
             self.resolve = _cached_resolver(self)
 
+    def flatten_mapping(self, node: MappingNode) -> None:
+        """Merge keys by our rule (merge_sources), whatever the installed PyYAML does with them."""
+        _flatten(self, node, set())
+
     def construct_object(self, node: Node, deep: bool = False) -> Any:
         try:
             return super().construct_object(node, deep)
@@ -148,9 +152,13 @@ def _cached_resolver(loader: Any) -> Callable[[type[Node], Any, tuple[bool, bool
     return resolve
 
 
-def _constructor(loader: Any) -> Callable[[Node, dict[Node, Any] | None], Any] | None:
-    """A function building one document's objects as SafeConstructor would, or None if the loader's
-    constructors are not SafeConstructor's own. It raises on anything it does not handle."""
+_Build = Callable[[Node, "dict[Node, Any] | None", "_AliasCounts | None"], Any]
+
+
+def _constructor(loader: Any, duplicates: list[Node]) -> _Build | None:
+    """A function building one document's objects as SafeConstructor would (merge keys by our rule), or
+    None if the loader's constructors are not SafeConstructor's own. It raises on anything it does not
+    handle, and appends to `duplicates` each mapping in which a key repeats."""
     table = type(loader).yaml_constructors
     if (
         table.get(_STR) is not SafeConstructor.construct_yaml_str
@@ -184,44 +192,21 @@ def _constructor(loader: Any) -> Callable[[Node, dict[Node, Any] | None], Any] |
         interned[s] = s
         return s
 
-    def flatten(node: Any, active: tuple[Node, ...]) -> list[tuple[Node, Node]]:
-        """SafeConstructor.flatten_mapping's pairs, without changing the nodes."""
-        if node in active:
-            raise _Fallback
-        active = (*active, node)
-        merge: list[tuple[Node, Node]] = []
-        rest: list[tuple[Node, Node]] = []
-        for key_node, value_node in node.value:
-            if key_node.tag == _MERGE:
-                if isinstance(value_node, MappingNode):
-                    merge.extend(flatten(value_node, active))
-                elif isinstance(value_node, SequenceNode):
-                    submerge = []
-                    for sub in value_node.value:
-                        if not isinstance(sub, MappingNode):
-                            raise _Fallback
-                        submerge.append(flatten(sub, active))
-                    for pairs in reversed(submerge):
-                        merge.extend(pairs)
-                else:
-                    raise _Fallback
-            elif key_node.tag == _VALUE:
-                # SafeConstructor retags such keys in place, which aliases of them would see.
-                raise _Fallback
-            else:
-                rest.append((key_node, value_node))
-        return merge + rest
-
-    def build(node: Any, memo: dict[Node, Any] | None) -> Any:
+    def build(node: Any, memo: dict[Node, Any] | None, counts: _AliasCounts | None) -> Any:
         # The hot paths (string keys and string values) are written out inline: this runs once per node
         # of every document.
         cls = node.__class__
+        if counts is not None:
+            counts.decoded_count += 1
         if cls is ScalarNode:
             if node.tag == _STR:
                 value = node.value
                 return (interned.get(value) or intern(value)) if len(value) <= 64 else value
             return scalar(node)
         if memo is not None and node in memo:
+            if counts is not None:
+                counts.decoded_count -= 1  # counted again, with everything under it, as expanded
+                counts.expanded(node)
             return memo[node]
         if cls is MappingNode:
             if node.tag != _MAP:
@@ -237,26 +222,21 @@ def _constructor(loader: Any) -> Callable[[Node, dict[Node, Any] | None], Any] |
                 if tag == _STR:
                     key = key_node.value
                     key = interned.get(key) or intern(key)
-                elif tag in (_MERGE, _VALUE):
-                    # Merge keys: start again from the flattened pairs (children already built are
-                    # built again, or found in memo, the same).
+                elif tag == _MERGE:
                     out.clear()
-                    pairs = flatten(node, ())
-                    break
+                    return build_merged(node, out, memo, counts)
+                elif tag == _VALUE:
+                    # SafeConstructor retags such keys in place, which aliases of them would see.
+                    raise _Fallback
                 else:
                     key = scalar(key_node)
                 if value_node.__class__ is ScalarNode and value_node.tag == _STR:
                     value = value_node.value
                     out[key] = (interned.get(value) or intern(value)) if len(value) <= 64 else value
                 else:
-                    out[key] = build(value_node, memo)
-            else:
-                return out
-            for key_node, value_node in pairs:
-                if key_node.__class__ is not ScalarNode:
-                    raise _Fallback
-                key = build(key_node, memo)
-                out[key] = build(value_node, memo)
+                    out[key] = build(value_node, memo, counts)
+            if len(out) != len(pairs):
+                duplicates.append(node)
             return out
         if cls is SequenceNode:
             if node.tag != _SEQ:
@@ -265,18 +245,203 @@ def _constructor(loader: Any) -> Callable[[Node, dict[Node, Any] | None], Any] |
             if memo is not None:
                 memo[node] = items
             for child in node.value:
-                items.append(build(child, memo))
+                items.append(build(child, memo, counts))
             return items
         raise _Fallback
 
+    def build_merged(
+        node: Any, out: dict[Any, Any], memo: dict[Node, Any] | None, counts: _AliasCounts | None
+    ) -> dict[Any, Any]:
+        """A mapping with `<<` keys, by the YAML merge spec (see merge_sources)."""
+        own: list[tuple[Node, Node]] = []
+        sources: list[Any] = []
+        for key_node, value_node in node.value:
+            if key_node.__class__ is not ScalarNode:
+                raise _Fallback
+            if key_node.tag == _MERGE:
+                for source in merge_sources(value_node):
+                    merged = build(source, memo, counts)
+                    if merged is not out:  # a mapping merged into itself adds nothing
+                        sources.append(merged)
+            elif key_node.tag == _VALUE:
+                raise _Fallback
+            else:
+                own.append((key_node, value_node))
+        for merged in sources:
+            for key, value in merged.items():
+                if key not in out:
+                    out[key] = value
+        keys = set()
+        for key_node, value_node in own:
+            key = build(key_node, memo, counts)
+            keys.add(key)
+            out[key] = build(value_node, memo, counts)
+        if len(keys) != len(own):
+            duplicates.append(node)
+        return out
+
     return build
+
+
+def merge_sources(value_node: Node) -> list[MappingNode]:
+    """The mappings a `<<` key merges, earliest first: the mapping's own keys win over merged ones, and
+    an earlier merged mapping over a later one; keys keep the order they first appear in (merged
+    mappings first, then the mapping's own keys). Our own rule, so that no PyYAML release changes it."""
+    if isinstance(value_node, MappingNode):
+        return [value_node]
+    if isinstance(value_node, SequenceNode) and all(isinstance(n, MappingNode) for n in value_node.value):
+        return list(value_node.value)
+    raise _Fallback
+
+
+class _AliasCounts:
+    """go-yaml's guard against alias bombs, as the API server applies it: nodes decoded counting every
+    alias as expanded, and how many of those came from expanding aliases; a document whose expansion
+    is mostly aliases (above a ratio that falls from 99% to 10% as documents grow) is refused."""
+
+    __slots__ = ("aliased", "decoded_count", "sizes")
+
+    def __init__(self) -> None:
+        self.decoded_count = 0
+        self.aliased = 0
+        self.sizes: dict[Node, int] = {}
+
+    def expanded(self, node: Node) -> None:
+        size = _expanded_size(node, self.sizes, set())
+        self.decoded_count += size
+        self.aliased += size
+        self.check(node)
+
+    def check(self, node: Node) -> None:
+        if (
+            self.aliased > 100
+            and self.decoded_count > 1000
+            and self.aliased / self.decoded_count > _allowed_ratio(self.decoded_count)
+        ):
+            raise ConstructorError(None, None, EXCESSIVE_ALIASING, node.start_mark)
+
+
+EXCESSIVE_ALIASING = "document contains excessive aliasing"
+
+
+def _allowed_ratio(decoded: int) -> float:
+    low, high = 400_000, 4_000_000
+    if decoded <= low:
+        return 0.99
+    if decoded >= high:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - low) / (high - low)
+
+
+def _expanded_size(node: Node, sizes: dict[Node, int], active: set[int]) -> int:
+    """How many nodes `node` stands for once every alias under it is expanded (a cycle counts once)."""
+    size = sizes.get(node)
+    if size is not None:
+        return size
+    if id(node) in active:
+        return 1
+    if isinstance(node, ScalarNode):
+        return 1
+    active.add(id(node))
+    total = 1
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            total += _expanded_size(key_node, sizes, active) + _expanded_size(value_node, sizes, active)
+    else:
+        for child in node.value:
+            total += _expanded_size(child, sizes, active)
+    active.discard(id(node))
+    sizes[node] = total
+    return total
+
+
+def _check_aliasing(root: Node) -> None:
+    """The alias-bomb guard for a document SafeConstructor builds: the same counts, from the node graph."""
+    counts = _AliasCounts()
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen and not isinstance(node, ScalarNode):
+            counts.expanded(node)
+            continue
+        seen.add(id(node))
+        counts.decoded_count += 1
+        if isinstance(node, MappingNode):
+            for key_node, value_node in reversed(node.value):
+                stack.append(value_node)
+                stack.append(key_node)
+        elif isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
+
+
+class DuplicateKey(NamedTuple):
+    """A key given twice in one mapping: where (a field path), which key, and the line of the second."""
+
+    path: str
+    key: str
+    line: int
+
+
+class Flagged:
+    """A document with duplicate keys: `data` as decoded (the last value of each key wins, as a lenient
+    decoder takes it) and the duplicates, for the caller to refuse or warn about."""
+
+    __slots__ = ("data", "duplicates")
+
+    def __init__(self, data: Any, duplicates: tuple[DuplicateKey, ...]) -> None:
+        self.data = data
+        self.duplicates = duplicates
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Flagged, (self.data, self.duplicates))
+
+
+def _key_text(node: Node) -> str:
+    return str(node.value) if isinstance(node, ScalarNode) else f"<{node.id}>"
+
+
+def find_duplicates(root: Node, key_of: Callable[[Node], Any]) -> tuple[DuplicateKey, ...]:
+    """Every key given twice in one mapping of the document (merge keys aside), with its field path."""
+    found: list[DuplicateKey] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, str]] = [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            keys: set[Any] = set()
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE:
+                    stack.append((value_node, path))
+                    continue
+                text = _key_text(key_node)
+                child = f"{path}.{text}" if path else text
+                try:
+                    key = key_of(key_node)
+                    hash(key)
+                except Exception:  # noqa: BLE001 - an unhashable or unbuildable key is SafeConstructor's to report
+                    key = None
+                if key is not None or isinstance(key_node, ScalarNode):
+                    if key in keys:
+                        found.append(DuplicateKey(child, text, key_node.start_mark.line + 1))
+                    keys.add(key)
+                stack.append((value_node, child))
+        elif isinstance(node, SequenceNode):
+            for i, child_node in enumerate(node.value):
+                stack.append((child_node, f"{path}[{i}]"))
+    found.sort(key=lambda d: d.line)
+    return tuple(found)
 
 
 def _iter_serial(text: str, skip: int = 0) -> Iterator[Any]:
     """The documents of `text` after the first `skip` (which are composed but not constructed)."""
     loader = Loader(text)
     try:
-        build = _constructor(loader)
+        duplicates: list[Node] = []
+        build = _constructor(loader, duplicates)
         # Without an alias ("*name") no node is reached twice, so nothing needs remembering.
         aliases = "*" in text
         n = 0
@@ -285,16 +450,100 @@ def _iter_serial(text: str, skip: int = 0) -> Iterator[Any]:
             n += 1
             if n <= skip:
                 continue
-            if build is None:
-                yield loader.construct_document(node)
-                continue
-            try:
-                data = build(node, {} if aliases else None)
-            except Exception:  # noqa: BLE001 - anything unusual: SafeConstructor decides, on the same nodes
+            flagged = False
+            data: Any = None
+            if build is not None:
+                try:
+                    data = build(node, {} if aliases else None, _AliasCounts() if aliases else None)
+                    flagged = bool(duplicates)
+                except ConstructorError as err:
+                    if err.problem == EXCESSIVE_ALIASING:
+                        raise
+                    build_failed = True
+                except Exception:  # noqa: BLE001 - anything unusual: SafeConstructor decides, on the same nodes
+                    build_failed = True
+                else:
+                    build_failed = False
+                duplicates.clear()
+            if build is None or build_failed:
+                if aliases:
+                    _check_aliasing(node)
+                found = find_duplicates(node, lambda k: _node_key(loader, k))
                 data = loader.construct_document(node)
+                if found:
+                    data = Flagged(data, found)
+            elif flagged:
+                data = Flagged(data, find_duplicates(node, lambda k: _node_key(loader, k)))
             yield data
     finally:
         loader.dispose()
+
+
+def _node_key(loader: Any, node: Node) -> Any:
+    """The dict key a key node becomes (for pure scalars), else something equal only to itself."""
+    if isinstance(node, ScalarNode):
+        if node.tag == _STR:
+            return node.value
+        fn = type(loader).yaml_constructors.get(node.tag)
+        if fn in _PURE_SCALARS:
+            try:
+                return fn(loader, node)
+            except Exception:  # noqa: BLE001 - SafeConstructor reports it when it builds the document
+                return (node.tag, node.value)
+        return (node.tag, node.value)
+    return node
+
+
+def _flatten(loader: Any, node: MappingNode, active: set[int]) -> None:
+    """Resolve `node`'s merge keys in place by our rule (merge_sources): each key once, at the position it
+    first appears in, with the value that wins."""
+    own: list[tuple[Node, Node]] = []
+    merged: list[tuple[Node, Node]] = []
+    has_merge = False
+    active.add(id(node))
+    for key_node, value_node in node.value:
+        if key_node.tag == _MERGE:
+            has_merge = True
+            try:
+                sources = merge_sources(value_node)
+            except _Fallback:
+                if isinstance(value_node, SequenceNode):
+                    bad = next(n for n in value_node.value if not isinstance(n, MappingNode))
+                    raise ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"expected a mapping for merging, but found {bad.id}",
+                        bad.start_mark,
+                    ) from None
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"expected a mapping or list of mappings for merging, but found {value_node.id}",
+                    value_node.start_mark,
+                ) from None
+            for source in sources:
+                if id(source) in active:
+                    continue  # a mapping merged into itself adds nothing
+                _flatten(loader, source, active)
+                merged.extend(source.value)
+        else:
+            if key_node.tag == _VALUE:
+                key_node.tag = _STR
+            own.append((key_node, value_node))
+    active.discard(id(node))
+    if not has_merge:
+        return
+    chosen: dict[Any, tuple[Node, Node]] = {}
+    for key_node, value_node in merged:
+        chosen.setdefault(_node_key(loader, key_node), (key_node, value_node))
+    pairs = list(chosen.values())
+    for pair in own:
+        key = _node_key(loader, pair[0])
+        if key in chosen:
+            pairs[list(chosen).index(key)] = pair
+        else:
+            pairs.append(pair)
+    node.value = pairs
 
 
 def _bounds(text: str, parts: int) -> list[int]:

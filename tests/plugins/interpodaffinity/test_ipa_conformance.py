@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from topology_harness import (
-    CONFORMANCE,
     earlier_filters,
     load_case,
     replay,
@@ -22,8 +21,6 @@ from kubesched.config.types import InterPodAffinityArgs
 from kubesched.framework.status import Code
 from kubesched.plugins.interpodaffinity.plugin import InterPodAffinity
 from kubesched.plugins.podtopologyspread.plugin import PodTopologySpread
-
-pytestmark = pytest.mark.skipif(not (CONFORMANCE / "interpod").is_dir(), reason="golden cases not available")
 
 CASES = [
     "existing-anti-affinity-symmetry",

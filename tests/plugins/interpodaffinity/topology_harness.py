@@ -26,7 +26,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.testing import Env
 
-CONFORMANCE = Path("/work/shared/conformance")
+CONFORMANCE = Path(__file__).resolve().parents[2] / "conformance" / "cases"
 
 
 def prefilter(pl: Any, env: Env, pod: PodInfo, state: CycleState | None = None) -> tuple[CycleState, Status | None]:

@@ -9,12 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from topology_harness import CONFORMANCE, earlier_filters, load_case, raw_scores, replay, run_filter, scores
+from topology_harness import earlier_filters, load_case, raw_scores, replay, run_filter, scores
 
 from kubesched.framework.status import Code
 from kubesched.plugins.podtopologyspread.plugin import PodTopologySpread
-
-pytestmark = pytest.mark.skipif(not (CONFORMANCE / "spread").is_dir(), reason="golden cases not available")
 
 CASES = [
     "donotschedule-unsatisfiable",
