@@ -18,6 +18,7 @@ INVALID = "Invalid value"
 DUPLICATE = "Duplicate value"
 NOT_SUPPORTED = "Unsupported value"
 TOO_LONG = "Too long"
+TOO_MANY = "Too many"
 INTERNAL = "Internal error"
 
 _NO_VALUE_TYPES = (REQUIRED, FORBIDDEN, TOO_LONG, INTERNAL)
@@ -83,6 +84,15 @@ def forbidden(path: str, detail: str) -> FieldError:
 
 def duplicate(path: str, value: Any) -> FieldError:
     return FieldError(DUPLICATE, path, value, "")
+
+
+def too_long(path: str, limit: int) -> FieldError:
+    """field.TooLong as the API server's validators call it (value omitted)."""
+    return FieldError(TOO_LONG, path, "", f"may not be more than {limit} bytes")
+
+
+def too_many(path: str, actual: int, limit: int) -> FieldError:
+    return FieldError(TOO_MANY, path, actual, f"must have at most {limit} items")
 
 
 def not_supported(path: str, value: Any, valid: list[str]) -> FieldError:

@@ -19,6 +19,18 @@ DNS1123_SUBDOMAIN_ERR = (
 )
 _DNS1123_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT)
 DNS1123_SUBDOMAIN_MAX = 253
+DNS1123_LABEL_ERR = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS1123_LABEL = re.compile(DNS1123_LABEL_FMT)
+DNS1123_LABEL_MAX = 63
+DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+DNS1035_LABEL_ERR = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+    "start with an alphabetic character, and end with an alphanumeric character"
+)
+_DNS1035_LABEL = re.compile(DNS1035_LABEL_FMT)
 
 LABEL_VALUE_FMT = "(" + QUALIFIED_NAME_FMT + ")?"
 LABEL_VALUE_ERR = (
@@ -53,6 +65,24 @@ def is_dns1123_subdomain(value: str) -> list[str]:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
     if not _DNS1123_SUBDOMAIN.fullmatch(value):
         errs.append(regex_error(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > DNS1123_LABEL_MAX:
+        errs.append(max_len_error(DNS1123_LABEL_MAX))
+    if not _DNS1123_LABEL.fullmatch(value):
+        errs.append(regex_error(DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    errs = []
+    if len(value) > DNS1123_LABEL_MAX:
+        errs.append(max_len_error(DNS1123_LABEL_MAX))
+    if not _DNS1035_LABEL.fullmatch(value):
+        errs.append(regex_error(DNS1035_LABEL_ERR, DNS1035_LABEL_FMT, "my-name", "abc-123"))
     return errs
 
 
