@@ -128,18 +128,22 @@ def test_selector_pod_in_a_small_cluster(tmp_path: Path) -> None:
     )
 
 
+POD_HEAD = "apiVersion: v1\nkind: Pod\nmetadata: "
+C = "containers: [{name: c, image: x}]"
+
+
 @pytest.mark.parametrize(
     ("pod_yaml", "message"),
     [
-        ("kind: Pod\nmetadata: {name: a}\nspec: {nodeName: n1, containers: []}\n", "spec.nodeName: must not be bound"),
+        (f"{POD_HEAD}{{name: a}}\nspec: {{nodeName: n1, {C}}}\n", "spec.nodeName: must not be bound"),
         (
-            "kind: Pod\nmetadata: {name: a}\nspec: {containers: []}\n---\nkind: Pod\nmetadata: {name: b}\n",
+            f"{POD_HEAD}{{name: a}}\nspec: {{{C}}}\n---\n{POD_HEAD}{{name: b}}\nspec: {{{C}}}\n",
             "must hold exactly one Pod (found: Pod, Pod)",
         ),
-        ("kind: Node\nmetadata: {name: n}\n", "must hold exactly one Pod (found: Node)"),
-        ("kind: Pod\nmetadata: {name: web}\nspec: {containers: []}\n", "Pod default/web: metadata.name: the replicas"),
+        ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "must hold exactly one Pod (found: Node)"),
+        (f"{POD_HEAD}{{name: web}}\nspec: {{{C}}}\n", "Pod default/web: metadata.name: the replicas"),
         (
-            "kind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
+            f"{POD_HEAD}{{name: a}}\nspec: {{containers: [{{name: c, image: x, resources: {{requests: {{cpu: lots}}}}}}]}}\n",
             "Pod default/a: spec.containers[0].resources.requests.cpu:",
         ),
     ],

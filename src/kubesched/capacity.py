@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from kubesched.api.intake import FieldValidation
 from kubesched.api.quantity import format_quantity
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
 from kubesched.framework.types import PodInfo
-from kubesched.simulate.scenario import Manifest, Scenario, load_scenario, parse_scenario
+from kubesched.simulate.scenario import Manifest, Scenario, parse_scenario, read_text
 
 LIMIT_REACHED = "LimitReached"
 FAILED_SCHEDULING = "FailedScheduling"
@@ -59,20 +59,14 @@ class CapacityResult:
         }
 
 
-def load_pod(path: str) -> Manifest:
+def load_pod(path: str, validation: FieldValidation = FieldValidation.STRICT) -> Manifest:
     """The one Pod of `path`, decoded as scenario pods are (errors name the file, the pod and the field)."""
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as err:
-        raise InputError(path, f"cannot read: {err.strerror or err}") from None
-    except UnicodeDecodeError as err:
-        raise InputError(path, f"cannot read: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    docs = parse_scenario(text, path).manifests
+    text, source = read_text(path)
+    docs = parse_scenario(text, source, validation=validation).manifests
     pods = [m for m in docs if m.kind == "Pod"]
     if len(docs) != 1 or len(pods) != 1:
         kinds = ", ".join(m.kind for m in docs) or "nothing"
-        raise InputError(path, f"must hold exactly one Pod (found: {kinds})")
+        raise InputError(source, f"must hold exactly one Pod (found: {kinds})")
     m = pods[0]
     if m.obj.spec.node_name:
         raise InputError(path, "must not be bound: the replicas are for the scheduler to place", m.ref, "spec.nodeName")
@@ -185,18 +179,6 @@ def _resource_claims(pod: Any) -> list[dict[str, str]]:
             entry["resourceClaimTemplateName"] = pc.resource_claim_template_name
         out.append(entry)
     return out
-
-
-def run_capacity(
-    cluster: str,
-    pod: str,
-    config: KubeSchedulerConfiguration | None,
-    max_replicas: int | None,
-    seed: int = 0,
-    config_source: str | None = None,
-) -> CapacityResult:
-    """`kubesched capacity`: the files read, then `capacity`."""
-    return capacity(load_scenario(cluster), load_pod(pod), config, max_replicas, seed, pod, config_source)
 
 
 def to_json(result: CapacityResult) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched import __version__
+from kubesched.api.intake import add_validate_argument
 from kubesched.config import ConfigError, load_config_file
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
@@ -27,14 +28,28 @@ def _load_config(path: str | None) -> KubeSchedulerConfiguration | None:
         raise InputError(err.source, err.message) from None
 
 
+def _load(path: str, args: argparse.Namespace) -> Any:
+    """The scenario at `path` ("-": standard input), its notes and warnings printed on stderr."""
+    from kubesched.simulate.scenario import load_scenario
+
+    # argparse runs `type` on a string default too: args.validate is a FieldValidation.
+    scenario = load_scenario(path, validation=args.validate, seed=args.seed)
+    print_notes(scenario.notes)
+    return scenario
+
+
+def print_notes(notes: Sequence[str]) -> None:
+    for line in notes:
+        print(line, file=sys.stderr)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.simulate import output
     from kubesched.simulate.runner import Simulation
-    from kubesched.simulate.scenario import load_scenario
 
     # The config first: the out-of-tree plugins it names may bring kinds the scenario uses (e.g. PodGroup).
     config = _config_with_plugins(args.config)
-    scenario = load_scenario(args.scenario)
+    scenario = _load(args.scenario, args)
     sim = Simulation(scenario, config, seed=args.seed, keep_scores=not args.no_scores, config_source=args.config)
     # The loaded cluster lives until the process ends: keep the collector from walking it again and again.
     gc.freeze()
@@ -63,10 +78,9 @@ def _config_with_plugins(path: str | None) -> KubeSchedulerConfiguration | None:
 def cmd_explain(args: argparse.Namespace) -> int:
     from kubesched.explain import explain
     from kubesched.explain import render as explain_render
-    from kubesched.simulate.scenario import load_scenario
 
     config = _config_with_plugins(args.config)
-    ex = explain(load_scenario(args.scenario), args.pod, config, seed=args.seed, config_source=args.config)
+    ex = explain(_load(args.scenario, args), args.pod, config, seed=args.seed, config_source=args.config)
     if args.output == "json":
         print(explain_render.to_json(ex))
     else:
@@ -80,7 +94,9 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     from kubesched import capacity
 
     config = _config_with_plugins(args.config)
-    result = capacity.run_capacity(args.cluster, args.pod, config, args.max, seed=args.seed, config_source=args.config)
+    scenario = _load(args.cluster, args)
+    template = capacity.load_pod(args.pod, args.validate)
+    result = capacity.capacity(scenario, template, config, args.max, args.seed, args.pod, args.config)
     if args.output == "json":
         print(capacity.to_json(result))
     else:
@@ -189,7 +205,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from kubesched.report.html import require_plotly
 
         require_plotly()
-    scenario, trace = load_inputs(args.cluster, args.trace, args.templates)
+    scenario, trace = load_inputs(args.cluster, args.trace, args.templates, args.validate, args.seed)
+    print_notes(scenario.notes)
     configs = _replay_configs(args.config, scenario.config is not None)
 
     show_progress = not args.quiet and sys.stderr.isatty()
@@ -256,7 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     sim = sub.add_parser("simulate", help="schedule the pods of a scenario on an embedded cluster")
-    sim.add_argument("scenario", help="multi-document YAML: nodes, pods, ... (optionally a Scenario header)")
+    sim.add_argument(
+        "scenario", help="multi-document YAML or JSON: nodes, pods, ... (optionally a Scenario header); - for stdin"
+    )
+    add_validate_argument(sim)
     sim.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
     sim.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
@@ -292,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="KubeSchedulerConfiguration file; give two or more to compare them on the same trace",
     )
     rp.add_argument("--templates", help="extra Pod manifests the trace's `template` column may name")
+    add_validate_argument(rp)
     rp.add_argument("--report", metavar="OUT.html", help="write a self-contained HTML report with plots")
     rp.add_argument("--json", metavar="OUT.json", help="write the report's figures as JSON ('-': stdout)")
     rp.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
@@ -313,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="why a pod of a scenario landed where it did, or why it stays pending")
     ex.add_argument("scenario", help="the scenario YAML (as for simulate)")
     ex.add_argument("pod", help="the pod: name, or namespace/name")
+    add_validate_argument(ex)
     ex.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
     ex.add_argument("-o", "--output", choices=("table", "json"), default="table")
     ex.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
@@ -321,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap = sub.add_parser("capacity", help="how many replicas of a pod fit in a cluster, and where")
     cap.add_argument("cluster", help="the cluster YAML (a scenario; its pending pods are scheduled first)")
     cap.add_argument("--pod", required=True, help="YAML file with the pod to replicate")
+    add_validate_argument(cap)
     cap.add_argument("--max", type=int, default=None, metavar="N", help="stop after N replicas")
     cap.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
     cap.add_argument("-o", "--output", choices=("table", "json"), default="table")

@@ -26,6 +26,7 @@ def cluster(seed: int, nodes: int, running: int, pending: int, with_pdb: bool) -
     for i in range(nodes):
         docs.append(
             {
+                "apiVersion": "v1",
                 "kind": "Node",
                 "metadata": {"name": f"n{i}"},
                 "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
@@ -34,6 +35,7 @@ def cluster(seed: int, nodes: int, running: int, pending: int, with_pdb: bool) -
     if with_pdb:
         docs.append(
             {
+                "apiVersion": "policy/v1",
                 "apiVersion": "policy/v1",
                 "kind": "PodDisruptionBudget",
                 "metadata": {"name": "guard"},
@@ -44,12 +46,12 @@ def cluster(seed: int, nodes: int, running: int, pending: int, with_pdb: bool) -
     def pod(name: str, node: str | None) -> dict[str, Any]:
         spec: dict[str, Any] = {
             "priorityClassName": f"p{rng.choice(PRIORITIES)}",
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": rng.choice(["500m", "1", "2", "3"])}}}],
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": rng.choice(["500m", "1", "2", "3"])}}}],
         }
         meta: dict[str, Any] = {"name": name}
         if rng.random() < 0.4:
             meta["labels"] = {"guarded": "yes"}
-        doc: dict[str, Any] = {"kind": "Pod", "metadata": meta, "spec": spec}
+        doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
         if node is not None:
             spec["nodeName"] = node
             doc["status"] = {"phase": "Running", "startTime": f"2025-01-01T00:{rng.randrange(60):02d}:00Z"}

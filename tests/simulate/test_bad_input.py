@@ -32,15 +32,17 @@ def test_malformed_yaml_names_file_and_line(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_unknown_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = run(tmp_path, NODE + "---\nkind: Deployment\nmetadata: {name: d, namespace: web}\n", capsys)
+    code, err = run(tmp_path, NODE + "---\napiVersion: v1\nkind: Pdo\nmetadata: {name: d, namespace: web}\n", capsys)
     assert code == 2
-    assert ": Deployment web/d: kind: unknown kind 'Deployment'" in err
+    assert err.endswith(': Pdo web/d: kind: no matches for kind "Pdo" in version "v1" (did you mean "Pod"?)')
 
 
 def test_missing_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = run(tmp_path, NODE + "---\nkind: Pod\nmetadata: {}\nspec: {containers: [{name: c}]}\n", capsys)
+    code, err = run(
+        tmp_path, NODE + "---\napiVersion: v1\nkind: Pod\nmetadata: {}\nspec: {containers: [{name: c}]}\n", capsys
+    )
     assert code == 2
-    assert err.endswith("Pod (document 2): metadata.name: missing name")
+    assert err.endswith("Pod (document 2): metadata.name: Required value: name or generateName is required")
 
 
 def test_missing_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,17 +52,23 @@ def test_missing_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_bad_quantity_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pod = "---\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n"
+    pod = (
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+        "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: lots}}}]}\n"
+    )
     code, err = run(tmp_path, NODE + pod, capsys)
     assert code == 2
     assert ": Pod default/p: spec.containers[0].resources.requests.cpu: 'lots': quantities must match" in err
 
 
 def test_wrong_type_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pod = "---\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], priority: high}\n"
+    pod = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}], priority: high}\n"
     code, err = run(tmp_path, NODE + pod, capsys)
     assert code == 2
-    assert ": Pod default/p: spec.priority: Expected `int | null`, got `str`" in err
+    assert err.endswith(
+        ": Pod default/p: spec.priority: json: cannot unmarshal string into Go struct field PodSpec.spec.priority "
+        "of type int32"
+    )
 
 
 def test_unknown_plugin_in_inline_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,7 +102,7 @@ def test_invalid_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_unknown_priority_class_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pod = "---\nkind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: gold, containers: [{name: c}]}\n"
+    pod = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: gold, containers: [{name: c, image: x}]}\n"
     code, err = run(tmp_path, NODE + pod, capsys)
     assert code == 2
     assert err.endswith('Pod default/p: pods "p" is forbidden: no PriorityClass with name gold was found')

@@ -14,11 +14,11 @@ from kubesched.simulate import yamlstream
 from kubesched.simulate.generate import Shape, random_scenario, to_yaml
 from kubesched.simulate.scenario import Manifest, load_scenario, parse_scenario
 
-NODE = "kind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
 
 
 def pod(i: int) -> str:
-    return f"kind: Pod\nmetadata: {{name: p{i}}}\nspec: {{containers: [{{name: c}}]}}\n"
+    return f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec: {{containers: [{{name: c, image: x}}]}}\n"
 
 
 def stream(*docs: str) -> str:
@@ -43,19 +43,19 @@ def test_manifest_keeps_a_given_raw() -> None:
 
 def test_yaml_error_after_a_bad_manifest_is_reported_first() -> None:
     # As when the whole file was parsed before anything was decoded.
-    bad_name = "kind: Pod\nmetadata: {}\n"
-    with pytest.raises(InputError, match=r"malformed YAML: line 9, column 1"):
+    bad_name = "apiVersion: v1\nkind: Pod\nmetadata: {}\n"
+    with pytest.raises(InputError, match=r"malformed YAML: line 11, column 1"):
         parse_scenario(stream(NODE, bad_name, "a: [1\n"), "s.yaml")
-    with pytest.raises(InputError, match=r"Pod \(document 2\): metadata.name: missing name"):
+    with pytest.raises(InputError, match=r"Pod \(document 2\): metadata.name: Required value: name or generateName"):
         parse_scenario(stream(NODE, bad_name, pod(1)), "s.yaml")
 
 
 def test_constructor_errors_name_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "s.yaml"
-    f.write_text(stream(NODE, "kind: Pod\nmetadata: {name: p}\nspec:\n  priority: !!int high\n"))
+    f.write_text(stream(NODE, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priority: !!int high\n"))
     assert main(["simulate", str(f), "-o", "json"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"error: {f}: malformed YAML: line 8, column 13: cannot construct !!int from 'high': " + (
+    assert err == f"error: {f}: malformed YAML: line 10, column 13: cannot construct !!int from 'high': " + (
         "invalid literal for int() with base 10: 'high'"
     )
 
@@ -69,10 +69,14 @@ def test_file_that_is_not_utf8(tmp_path: Path) -> None:
 
 def test_bad_quantities_name_the_field() -> None:
     # Valid ones first, so that the invalid ones meet a warm cache of checked quantities.
-    ok = stream(NODE, "kind: Pod\nmetadata: {name: p}\nspec: {overhead: {cpu: 1e3, memory: 0.5, x: 7}}\n")
+    ok = stream(
+        NODE, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {overhead: {cpu: 1e3, memory: 0.5, x: 7}}\n"
+    )
     assert parse_scenario(ok, "s.yaml").manifests[1].obj.spec.overhead == {"cpu": "1e3", "memory": 0.5, "x": 7}
     for value, message in (("lots", "'lots': quantities must match"), (".nan", "nan: quantities must match")):
-        text = stream(NODE, f"kind: Pod\nmetadata: {{name: p}}\nspec: {{overhead: {{cpu: 1, x: {value}}}}}\n")
+        text = stream(
+            NODE, f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec: {{overhead: {{cpu: 1, x: {value}}}}}\n"
+        )
         with pytest.raises(InputError) as err:
             parse_scenario(text, "s.yaml")
         assert str(err.value).startswith(f"s.yaml: Pod default/p: spec.overhead.x: {message}")
@@ -109,9 +113,10 @@ def test_split_load_gives_the_same_scenario(forking: None) -> None:
 @pytest.mark.parametrize(
     "late",
     [
-        "kind: Pod\nmetadata: {name: late\n",  # malformed YAML: its line in the whole file
-        "kind: Pod\nmetadata: {}\n",  # missing name: its document number in the whole file
-        "kind: Pod\nmetadata: {name: q}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: late\n",  # malformed YAML: its line in the whole file
+        "apiVersion: v1\nkind: Pod\nmetadata: {}\n",  # missing name: its document number in the whole file
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n"
+        "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: lots}}}]}\n",
         "kind: Scenario\n",  # a header that is not first
     ],
 )
@@ -121,7 +126,9 @@ def test_errors_late_in_a_split_load_are_the_serial_errors(forking: None, late: 
     assert serial[0] == "error"
     assert outcome(text, 2) == serial
     if "late\n" in late:
-        line = text[: text.index(late)].count("\n") + 3
+        line = text[: text.index(late)].count("\n") + 4
         assert f"malformed YAML: line {line}, column 1" in str(serial[1])
     if "{}" in late:
-        assert str(serial[1]).endswith("Pod (document 1502): metadata.name: missing name")
+        assert str(serial[1]).endswith(
+            "Pod (document 1502): metadata.name: Required value: name or generateName is required"
+        )

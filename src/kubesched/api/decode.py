@@ -93,10 +93,25 @@ def decode(kind: str, raw: Mapping[str, Any]) -> Any:
     try:
         obj = msgspec.convert(raw, struct, strict=False)
     except msgspec.ValidationError as err:
-        msg, path = _path_from_msgspec(err)
-        raise DecodeError(msg, path) from None
+        # null is every field's zero value to the API server (`spec: null`, `creationTimestamp: null`).
+        stripped = _without_nulls(raw)
+        try:
+            obj = msgspec.convert(stripped, struct, strict=False)
+        except msgspec.ValidationError:
+            msg, path = _path_from_msgspec(err)
+            raise DecodeError(msg, path) from None
+        raw = stripped
     _check_quantities(kind, raw)
     return obj
+
+
+def _without_nulls(value: Any) -> Any:
+    """`value` with every null member of a mapping left out (list items stay: a null item is an error)."""
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 _QUANTITY_MAPS = {

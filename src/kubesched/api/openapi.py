@@ -66,6 +66,11 @@ def builtin_groups() -> frozenset[str]:
     return frozenset(served_groups | {"metrics.k8s.io", "storagemigration.k8s.io", "internal.apiserver.k8s.io"})
 
 
+@cache
+def served_kind_names() -> frozenset[str]:
+    return frozenset(kind for _, kind in _kinds())
+
+
 def versions_of(kind: str) -> list[str]:
     """The group/versions serving `kind`, for error messages."""
     return sorted(gv for gv, k in _kinds() if k == kind)

@@ -60,14 +60,18 @@ class FieldError:
     value: Any = None
     detail: str = ""
 
-    def __str__(self) -> str:
+    def body(self) -> str:
+        """ErrorBody: the error without its field path."""
         if self.type in _NO_VALUE_TYPES:
             body = self.type
         else:
             body = f"{self.type}: {format_value(self.value)}"
         if self.detail:
             body += f": {self.detail}"
-        return f"{self.field}: {body}"
+        return body
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.body()}"
 
 
 def invalid(path: str, value: Any, detail: str) -> FieldError:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kubesched.api.intake import FieldValidation
 from kubesched.errors import InputError
 from kubesched.replay.trace import Templates, Trace, load_trace
 from kubesched.simulate.scenario import Manifest, Scenario, load_scenario
 
 
-def load_templates_file(path: str | Path) -> list[Manifest]:
-    """Pod manifests (multi-document YAML) for the trace to copy; nothing else is allowed there."""
-    sc = load_scenario(path)
+def load_templates_file(
+    path: str | Path, validation: FieldValidation = FieldValidation.STRICT, notes: list[str] | None = None
+) -> list[Manifest]:
+    """Pod manifests (multi-document YAML) for the trace to copy; nothing else is allowed there. The
+    loader's notes go to `notes`."""
+    sc = load_scenario(path, validation=validation)
+    if notes is not None:
+        notes += sc.notes
     pods = []
     for m in sc.manifests:
         if m.kind != "Pod":
@@ -22,13 +28,20 @@ def load_templates_file(path: str | Path) -> list[Manifest]:
     return pods
 
 
-def load_inputs(cluster: str | Path, trace: str | Path, templates: str | Path | None = None) -> tuple[Scenario, Trace]:
-    """The cluster (its pending pods become templates, not pods) and the trace, checked against each other."""
-    scenario = load_scenario(cluster)
+def load_inputs(
+    cluster: str | Path,
+    trace: str | Path,
+    templates: str | Path | None = None,
+    validation: FieldValidation = FieldValidation.STRICT,
+    seed: int = 0,
+) -> tuple[Scenario, Trace]:
+    """The cluster (its pending pods become templates, not pods) and the trace, checked against each other.
+    The scenario's notes include the templates file's."""
+    scenario = load_scenario(cluster, validation=validation, seed=seed)
     manifests = list(scenario.pending_pods())
     sources = [scenario.source]
     if templates is not None:
-        manifests += load_templates_file(templates)
+        manifests += load_templates_file(templates, validation, scenario.notes)
         sources.append(str(templates))
     classes = {m.obj.metadata.name for m in scenario.manifests if m.kind == "PriorityClass"}
     tr = load_trace(trace, Templates(manifests, sources), classes)

@@ -7,6 +7,9 @@ import argparse
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", help="scenario or manifests YAML: the cluster's initial objects")
+    from kubesched.api.intake import add_validate_argument
+
+    add_validate_argument(p)
     p.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=6443, help="port to listen on (0: any free port)")
     p.add_argument("--no-scheduler", action="store_true", help="serve the API only (for `kubesched run`)")

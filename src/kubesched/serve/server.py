@@ -123,7 +123,9 @@ async def _main(args: argparse.Namespace, cluster: ServedCluster, config: KubeSc
 def serve(args: argparse.Namespace) -> int:
     from kubesched.simulate.scenario import load_scenario
 
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario, validation=args.validate, seed=args.seed)
+    for line in scenario.notes:
+        print(line, file=sys.stderr)
     config = None if args.no_scheduler else _config(args, scenario)
     cluster = ServedCluster(history=args.history)
     load_cluster(cluster, scenario)

@@ -13,6 +13,8 @@ a YAML error anywhere is reported ahead of a bad manifest before it.
 
 from __future__ import annotations
 
+import random
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +22,11 @@ from typing import Any
 
 import yaml
 
-from kubesched.api.decode import KINDS, NAMESPACED, DecodeError, decode
+from kubesched.api.decode import NAMESPACED
+from kubesched.api.intake import FieldValidation, IntakeError, Skip, admit, resolve_kind
 from kubesched.collector import collector_paused
 from kubesched.errors import InputError
-from kubesched.simulate.yamlstream import Flagged, iter_documents
+from kubesched.simulate.yamlstream import DuplicateKey, Flagged, iter_documents
 
 MODES = ("sequential", "batch")
 
@@ -42,10 +45,20 @@ class _RawSource:
         return self._docs[index]  # type: ignore[no-any-return]
 
 
+@dataclass(frozen=True, slots=True)
+class _RawPatch:
+    """How a manifest's raw mapping differs from its document: an item of a List, a generated name."""
+
+    item: int | None = None
+    kind: str = ""
+    api_version: str = ""
+    name: str = ""
+
+
 class Manifest:
     """A decoded object; `index` is its position among the scenario's (non-empty) documents."""
 
-    __slots__ = ("_raw", "_source", "index", "kind", "obj")
+    __slots__ = ("_patch", "_raw", "_source", "index", "kind", "obj")
 
     def __init__(
         self,
@@ -54,6 +67,7 @@ class Manifest:
         raw: Mapping[str, Any] | None = None,
         index: int = 0,
         source: _RawSource | None = None,
+        patch: _RawPatch | None = None,
     ) -> None:
         if raw is None and source is None:
             raise ValueError("a Manifest needs its raw mapping or the source to read it from")
@@ -62,12 +76,16 @@ class Manifest:
         self.index = index
         self._raw = raw
         self._source = source
+        self._patch = patch
 
     @property
     def raw(self) -> Mapping[str, Any]:
-        """The manifest as parsed from YAML."""
+        """The manifest as parsed from YAML (a List's item; with the name the API server generated)."""
         if self._raw is None:
-            self._raw = self._source.document(self.index)  # type: ignore[union-attr]  # set when raw is not
+            raw = self._source.document(self.index)  # type: ignore[union-attr]  # set when raw is not
+            if self._patch is not None:
+                raw = _patched(raw, self._patch)
+            self._raw = raw
         return self._raw
 
     @property
@@ -76,6 +94,19 @@ class Manifest:
 
     def __repr__(self) -> str:
         return f"Manifest({self.kind!r}, {self.obj!r}, index={self.index})"
+
+
+def _patched(raw: Mapping[str, Any], patch: _RawPatch) -> Mapping[str, Any]:
+    if patch.item is not None:
+        raw = raw["items"][patch.item]
+    out = dict(raw)
+    if patch.kind and not out.get("kind"):
+        out["kind"] = patch.kind
+    if patch.api_version and not out.get("apiVersion"):
+        out["apiVersion"] = patch.api_version
+    if patch.name:
+        out["metadata"] = {**(out.get("metadata") or {}), "name": patch.name}
+    return out
 
 
 @dataclass
@@ -87,6 +118,8 @@ class Scenario:
     extender: list[Any] = field(default_factory=list)
     graceful_termination: bool = False
     manifests: list[Manifest] = field(default_factory=list)
+    # What the loader noticed and did not refuse, one line each ("note: ..." / "warning: ..."), for stderr.
+    notes: list[str] = field(default_factory=list)
 
     def pending_pods(self) -> list[Manifest]:
         return [m for m in self.manifests if m.kind == "Pod" and not m.obj.spec.node_name]
@@ -130,10 +163,19 @@ def _describe(raw: Mapping[str, Any], kind: str) -> str:
     return object_ref(kind, str(meta.get("name", "?")), meta.get("namespace"))
 
 
-def parse_scenario(text: str, source: str, workers: int | None = None) -> Scenario:
-    """The scenario in `text`; `workers` is how many processes may read the YAML (see iter_documents)."""
-    sc = Scenario(source=source)
-    raws = _RawSource(text)
+def parse_scenario(
+    text: str,
+    source: str,
+    workers: int | None = None,
+    validation: FieldValidation = FieldValidation.STRICT,
+    seed: int = 0,
+) -> Scenario:
+    """The scenario in `text`, every object taken in as the API server would (kubesched.api.intake).
+
+    `workers` is how many processes may read the YAML (see iter_documents); `validation` is kubectl's
+    --validate level for unknown and duplicate fields; `seed` makes generated names (generateName).
+    """
+    loader = _Loader(Scenario(source=source), _RawSource(text), validation, seed)
     first_error: InputError | None = None
     i = 0
     try:
@@ -143,7 +185,7 @@ def parse_scenario(text: str, source: str, workers: int | None = None) -> Scenar
                     continue
                 if first_error is None:
                     try:
-                        _add_document(sc, raw, i, raws)
+                        loader.document(raw, i)
                     except InputError as err:
                         # Read on: malformed YAML further down is what a whole-file parse reports first.
                         first_error = err
@@ -152,38 +194,143 @@ def parse_scenario(text: str, source: str, workers: int | None = None) -> Scenar
         raise _yaml_error(source, err) from None
     if first_error is not None:
         raise first_error
-    return sc
+    return loader.finish()
 
 
-def _add_document(sc: Scenario, raw: Any, i: int, raws: _RawSource) -> None:
-    source = sc.source
-    if raw.__class__ is Flagged:
-        dup = raw.duplicates[0]
-        kind = raw.data.get("kind") if isinstance(raw.data, Mapping) else None
-        what = _describe(raw.data, kind) if isinstance(kind, str) and kind else f"document {i + 1}"
-        raise InputError(source, f'line {dup.line}: key "{dup.key}" already set in map', what, dup.path)
-    if not isinstance(raw, Mapping):
-        raise InputError(source, f"document {i + 1} is not a mapping")
-    kind = raw.get("kind")
-    if not isinstance(kind, str) or not kind:
-        raise InputError(source, "missing kind", f"document {i + 1}", "kind")
-    if kind == "Scenario":
-        if i != 0:
-            raise InputError(source, "the Scenario header must be the first document", f"document {i + 1}")
-        _read_header(sc, raw)
-        return
-    if kind not in KINDS:
-        raise InputError(
-            source, f"unknown kind {kind!r} (known: {', '.join(sorted(KINDS))})", _describe(raw, kind), "kind"
-        )
-    meta = raw.get("metadata")
-    if not isinstance(meta, Mapping) or not meta.get("name"):
-        raise InputError(source, "missing name", f"{kind} (document {i + 1})", "metadata.name")
-    try:
-        obj = decode(kind, raw)
-    except DecodeError as err:
-        raise InputError(source, err.message, _describe(raw, kind), err.field) from None
-    sc.manifests.append(Manifest(kind, obj, None, i, raws))
+_LIST_SUFFIX = "List"
+# generateName's random suffix: utilrand.String's alphabet (no vowels, no look-alike digits).
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_CONTROLLERS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet"})
+
+
+class _Loader:
+    """One scenario being read: documents in, manifests and notes out."""
+
+    def __init__(self, sc: Scenario, raws: _RawSource, validation: FieldValidation, seed: int) -> None:
+        self.sc = sc
+        self.raws = raws
+        self.validation = validation
+        self.rng = random.Random(seed)
+        self.skipped: dict[tuple[str, str], list[Any]] = {}
+        self.names: set[tuple[str, str, str]] = set()
+
+    def document(self, doc: Any, i: int) -> None:
+        duplicates: tuple[DuplicateKey, ...] = ()
+        if doc.__class__ is Flagged:
+            doc, duplicates = doc.data, doc.duplicates
+        if not isinstance(doc, Mapping):
+            raise InputError(self.sc.source, "document is not a mapping", f"document {i + 1}")
+        kind = doc.get("kind")
+        if kind == "Scenario":
+            if duplicates:
+                dup = duplicates[0]
+                message = f'line {dup.line}: key "{dup.key}" already set in map'
+                raise InputError(self.sc.source, message, "Scenario", dup.path)
+            if i != 0:
+                raise InputError(self.sc.source, "the Scenario header must be the first document", f"document {i + 1}")
+            _read_header(self.sc, doc)
+            return
+        if isinstance(kind, str) and kind.endswith(_LIST_SUFFIX) and "items" in doc:
+            self.list_document(doc, i, duplicates)
+            return
+        self.manifest(doc, i, None, duplicates, f"document {i + 1}")
+
+    def list_document(self, doc: Mapping[str, Any], i: int, duplicates: tuple[DuplicateKey, ...]) -> None:
+        """`kind: List` (kubectl get -o yaml) or a typed list (PodList): its items, whose kind and
+        apiVersion a typed list may leave out."""
+        kind, api_version = str(doc["kind"]), doc.get("apiVersion")
+        items = doc.get("items")
+        if items is None:
+            return
+        if not isinstance(items, list):
+            message = "json: cannot unmarshal object into items of type []runtime.RawExtension"
+            raise InputError(self.sc.source, message, kind, "items")
+        item_kind = "" if kind == _LIST_SUFFIX else kind[: -len(_LIST_SUFFIX)]
+        for j, item in enumerate(items):
+            where = f"document {i + 1}, items[{j}]"
+            if not isinstance(item, Mapping):
+                raise InputError(self.sc.source, "list item is not a mapping", where)
+            prefix = f"items[{j}]."
+            item_dups = tuple(d._replace(path=d.path[len(prefix) :]) for d in duplicates if d.path.startswith(prefix))
+            if item_kind:
+                filled = {"kind": item_kind, "apiVersion": api_version, **item}
+                patch = _RawPatch(j, item_kind, str(api_version or ""))
+            else:
+                filled, patch = dict(item), _RawPatch(j)
+            self.manifest(filled, i, patch, item_dups, where)
+
+    def manifest(
+        self,
+        raw: Mapping[str, Any],
+        i: int,
+        patch: _RawPatch | None,
+        duplicates: tuple[DuplicateKey, ...],
+        where: str,
+    ) -> None:
+        source = self.sc.source
+        kind = raw.get("kind") if isinstance(raw.get("kind"), str) else None
+        try:
+            resolved = resolve_kind(raw)
+        except IntakeError as err:
+            raise InputError(source, err.message, _describe(raw, kind) if kind else where, err.field) from None
+        if isinstance(resolved, Skip):
+            self.skipped.setdefault((resolved.kind, resolved.api_version), [resolved.why, 0])[1] += 1
+            return
+        kind = resolved
+        meta = raw.get("metadata")
+        if isinstance(meta, Mapping) and not meta.get("name") and isinstance(meta.get("generateName"), str):
+            name = self.generate_name(kind, meta)
+            raw = {**raw, "metadata": {**meta, "name": name}}
+            patch = _RawPatch(patch.item, patch.kind, patch.api_version, name) if patch else _RawPatch(name=name)
+        elif not isinstance(meta, Mapping) or not meta.get("name"):
+            raise InputError(
+                source, "Required value: name or generateName is required", f"{kind} ({where})", "metadata.name"
+            )
+        ref = _describe(raw, kind)
+
+        def warn(field_path: str, message: str) -> None:
+            self.sc.notes.append("warning: " + str(InputError(source, message, ref, field_path)))
+
+        try:
+            obj = admit(kind, raw, self.validation, warn, duplicates)
+        except IntakeError as err:
+            raise InputError(source, err.message, ref, err.field) from None
+        self.sc.manifests.append(Manifest(kind, obj, None, i, self.raws, patch))
+        if kind in _CONTROLLERS:
+            self.controller_note(raw, ref)
+
+    def generate_name(self, kind: str, meta: Mapping[str, Any]) -> str:
+        """The API server's SimpleNameGenerator: the prefix (at most 58 characters) and 5 random ones."""
+        base = str(meta["generateName"])[:58]
+        namespace = str(meta.get("namespace") or "")
+        while True:
+            name = base + "".join(self.rng.choice(_NAME_ALPHABET) for _ in range(5))
+            if (kind, namespace, name) not in self.names:
+                self.names.add((kind, namespace, name))
+                return name
+
+    def controller_note(self, raw: Mapping[str, Any], ref: str) -> None:
+        spec = raw.get("spec")
+        replicas = spec.get("replicas", 1) if isinstance(spec, Mapping) else 1
+        if replicas:
+            self.sc.notes.append(
+                f"note: {self.sc.source}: {ref}: kubesched does not run controllers: its {replicas} pod(s) are "
+                "not created (list them as Pods); its selector is read for spreading"
+            )
+
+    def finish(self) -> Scenario:
+        sc = self.sc
+        for (kind, api_version), (why, count) in self.skipped.items():
+            sc.notes.append(f"note: {sc.source}: skipped {count} {kind} ({api_version}): {why}")
+        nodes = {m.obj.metadata.name for m in sc.manifests if m.kind == "Node"}
+        for m in sc.manifests:
+            if m.kind == "Pod" and m.obj.spec.node_name and m.obj.spec.node_name not in nodes:
+                message = (
+                    f'node "{m.obj.spec.node_name}" does not exist: the scheduler never sees the node, '
+                    "so this pod counts nowhere"
+                )
+                sc.notes.append("warning: " + str(InputError(sc.source, message, m.ref, "spec.nodeName")))
+        return sc
 
 
 def _read_header(sc: Scenario, raw: Mapping[str, Any]) -> None:
@@ -212,12 +359,34 @@ def _read_header(sc: Scenario, raw: Mapping[str, Any]) -> None:
     sc.graceful_termination = bool(raw.get("gracefulTermination", False))
 
 
-def load_scenario(path: str | Path, workers: int | None = None) -> Scenario:
+STDIN = "-"
+STDIN_SOURCE = "STDIN"  # what kubectl calls standard input in its errors
+
+
+def read_text(path: str | Path) -> tuple[str, str]:
+    """The text of a file, or of standard input for "-", and the name errors give it."""
+    if str(path) == STDIN:
+        try:
+            return sys.stdin.buffer.read().decode("utf-8"), STDIN_SOURCE
+        except UnicodeDecodeError as err:
+            raise InputError(STDIN_SOURCE, f"cannot read: not UTF-8 text ({err.reason} at byte {err.start})") from None
     p = Path(path)
     try:
-        text = p.read_text()
+        return p.read_text(encoding="utf-8"), str(p)
+    except IsADirectoryError:
+        raise InputError(str(p), "cannot read: is a directory") from None
     except OSError as err:
         raise InputError(str(p), f"cannot read: {err.strerror or err}") from None
     except UnicodeDecodeError as err:
         raise InputError(str(p), f"cannot read: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    return parse_scenario(text, str(p), workers)
+
+
+def load_scenario(
+    path: str | Path,
+    workers: int | None = None,
+    validation: FieldValidation = FieldValidation.STRICT,
+    seed: int = 0,
+) -> Scenario:
+    """A scenario file (YAML or JSON; "-" for standard input): see parse_scenario."""
+    text, source = read_text(path)
+    return parse_scenario(text, source, workers, validation, seed)

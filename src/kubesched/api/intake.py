@@ -1,0 +1,163 @@
+"""A manifest taken in as kube-apiserver takes it: kind and version resolved, decoded strictly, validated.
+
+The steps, in the API server's order:
+1. the kind: `apiVersion` and `kind` must name a kind the server serves (kubectl's "no matches for
+   kind" otherwise). Kinds the scheduler does not read (ConfigMaps, Deployments, custom resources)
+   are skipped by the caller, which says so once per kind;
+2. strict decoding (`fieldValidation=Strict`, kubectl's default): a value of the wrong JSON type is
+   refused; unknown and duplicate fields are refused, warned about or dropped as the level says;
+3. validation (pkg/apis/*/validation): always, whatever the level, as the server does.
+
+Errors are IntakeError(field, message): the caller adds the file and the object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api import openapi
+from kubesched.api.decode import KINDS, DecodeError, decode
+from kubesched.api.validation import validate
+
+
+class FieldValidation(enum.Enum):
+    """kubectl's --validate: what to do with unknown and duplicate fields."""
+
+    STRICT = "strict"
+    WARN = "warn"
+    IGNORE = "ignore"
+
+    @classmethod
+    def parse(cls, text: str) -> FieldValidation:
+        """kubectl's spellings: strict (or true), warn, ignore (or false)."""
+        aliases = {"true": "strict", "false": "ignore"}
+        try:
+            return cls(aliases.get(text.lower(), text.lower()))
+        except ValueError:
+            raise ValueError(
+                f'invalid - validate option "{text}"; must be one of: strict (or true), warn, ignore (or false)'
+            ) from None
+
+
+def add_validate_argument(p: argparse.ArgumentParser) -> None:
+    """kubectl's --validate flag, for the commands that read manifests."""
+
+    def level(text: str) -> FieldValidation:
+        try:
+            return FieldValidation.parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    p.add_argument(
+        "--validate",
+        type=level,
+        default="strict",
+        metavar="strict|warn|ignore",
+        help="unknown or duplicate fields in manifests: refuse them (strict, default), warn about them, or drop "
+        "them silently (ignore), as kubectl's --validate; invalid values are always refused, as the API server does",
+    )
+
+
+class IntakeError(ValueError):
+    """The API server would refuse the manifest: `field` (may be empty) and the message."""
+
+    def __init__(self, message: str, field: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A kind the API server knows (or a custom resource's) that the scheduler never reads."""
+
+    kind: str
+    api_version: str
+    why: str
+
+
+Warn = Callable[[str, str], None]  # (field, message)
+
+# Kinds that make pods through a controller, which kubesched does not run.
+_WORKLOADS = frozenset({"Deployment", "DaemonSet", "Job", "CronJob"})
+
+
+def resolve_kind(raw: Mapping[str, Any]) -> str | Skip:
+    """The kind to decode `raw` as, or a Skip; IntakeError when no server would serve it."""
+    kind = raw.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise IntakeError("missing kind", "kind")
+    api_version = raw.get("apiVersion")
+    if api_version is None or api_version == "":
+        raise IntakeError("Required value: apiVersion not set", "apiVersion")
+    if not isinstance(api_version, str):
+        raise IntakeError(f"json: cannot unmarshal {type(api_version).__name__} into apiVersion of type string")
+    info = openapi.served(api_version, kind)
+    if info is not None:
+        if kind in KINDS:
+            return kind
+        if kind in _WORKLOADS:
+            why = "kubesched does not run controllers: the pods it would create are not simulated (list them as Pods)"
+        else:
+            why = "not read by the scheduler"
+        return Skip(kind, api_version, why)
+    if kind in KINDS and kind not in _builtin_kinds():
+        return kind  # a kind an out-of-tree plugin brought (e.g. PodGroup): its own API group
+    group = api_version.rpartition("/")[0]
+    if group not in openapi.builtin_groups() and "." in group:
+        return Skip(kind, api_version, "a custom resource the scheduler does not read")
+    message = f'no matches for kind "{kind}" in version "{api_version}"'
+    versions = openapi.versions_of(kind)
+    if versions:
+        raise IntakeError(message + f" (served as {' or '.join(repr(v) for v in versions)})", "apiVersion")
+    close = difflib.get_close_matches(kind, sorted(_builtin_kinds()), n=1, cutoff=0.6)
+    raise IntakeError(message + (f' (did you mean "{close[0]}"?)' if close else ""), "kind")
+
+
+def _builtin_kinds() -> frozenset[str]:
+    return openapi.served_kind_names()
+
+
+def admit(
+    kind: str,
+    raw: Mapping[str, Any],
+    level: FieldValidation = FieldValidation.STRICT,
+    warn: Warn | None = None,
+    duplicates: Sequence[tuple[str, str, int]] = (),
+) -> Any:
+    """The typed object for `raw` (of a kind resolve_kind returned), or IntakeError. `duplicates`: the
+    keys the YAML reader saw twice, as (field path, key, line)."""
+    info = openapi.served(str(raw.get("apiVersion")), kind)
+    problems = openapi.check(info, raw) if info is not None else None
+    if problems is not None and problems.type_error is not None:
+        field, message = problems.type_error
+        raise IntakeError(message, field)
+    if level is not FieldValidation.IGNORE:
+        for path, key, line in duplicates:
+            _field_problem(level, warn, f'line {line}: key "{key}" already set in map', path)
+        if problems is not None and problems.unknown:
+            unknown = ", ".join(f'unknown field "{path}"' for path in problems.unknown)
+            if level is FieldValidation.STRICT:
+                raise IntakeError(f"strict decoding error: {unknown}")
+            for path in problems.unknown:
+                _field_problem(level, warn, f'unknown field "{path}"', "")
+    try:
+        obj = decode(kind, raw)
+    except DecodeError as err:
+        raise IntakeError(err.message, err.field) from None
+    errors = validate(kind, obj)
+    if errors:
+        raise IntakeError(errors[0].body(), errors[0].field)
+    return obj
+
+
+def _field_problem(level: FieldValidation, warn: Warn | None, message: str, field: str) -> None:
+    if level is FieldValidation.STRICT:
+        raise IntakeError(message, field)
+    if warn is not None:
+        warn(field, message)
