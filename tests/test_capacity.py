@@ -143,7 +143,8 @@ C = "containers: [{name: c, image: x}]"
         ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "must hold exactly one Pod (found: Node)"),
         (f"{POD_HEAD}{{name: web}}\nspec: {{{C}}}\n", "Pod default/web: metadata.name: the replicas"),
         (
-            f"{POD_HEAD}{{name: a}}\nspec: {{containers: [{{name: c, image: x, resources: {{requests: {{cpu: lots}}}}}}]}}\n",
+            f"{POD_HEAD}{{name: a}}\n"
+            "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: lots}}}]}\n",
             "Pod default/a: spec.containers[0].resources.requests.cpu:",
         ),
     ],

@@ -262,7 +262,10 @@ def test_json_config_file_args(mod: str, tmp_path: Path, capsys: pytest.CaptureF
         json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **body})
     )
     scenario = tmp_path / "s.yaml"
-    node = "apiVersion: v1\nkind: Node\nmetadata: {{name: {}, labels: {{zone: {}}}}}\nstatus: {{capacity: {{pods: '9'}}}}\n"
+    node = (
+        "apiVersion: v1\nkind: Node\nmetadata: {{name: {}, labels: {{zone: {}}}}}\n"
+        "status: {{capacity: {{pods: '9'}}}}\n"
+    )
     pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n"
     scenario.write_text("---\n".join([node.format("n-a", "a"), node.format("n-b", "b"), pod]))
     assert main(["simulate", str(scenario), "--config", str(cfg), "-o", "json"]) == 0

@@ -36,7 +36,6 @@ def cluster(seed: int, nodes: int, running: int, pending: int, with_pdb: bool) -
         docs.append(
             {
                 "apiVersion": "policy/v1",
-                "apiVersion": "policy/v1",
                 "kind": "PodDisruptionBudget",
                 "metadata": {"name": "guard"},
                 "spec": {"minAvailable": rng.randint(1, 3), "selector": {"matchLabels": {"guarded": "yes"}}},
@@ -46,7 +45,9 @@ def cluster(seed: int, nodes: int, running: int, pending: int, with_pdb: bool) -
     def pod(name: str, node: str | None) -> dict[str, Any]:
         spec: dict[str, Any] = {
             "priorityClassName": f"p{rng.choice(PRIORITIES)}",
-            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": rng.choice(["500m", "1", "2", "3"])}}}],
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"requests": {"cpu": rng.choice(["500m", "1", "2", "3"])}}}
+            ],
         }
         meta: dict[str, Any] = {"name": name}
         if rng.random() < 0.4:

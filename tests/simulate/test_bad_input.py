@@ -62,7 +62,9 @@ def test_bad_quantity_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_wrong_type_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pod = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}], priority: high}\n"
+    pod = (
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}], priority: hi}\n"
+    )
     code, err = run(tmp_path, NODE + pod, capsys)
     assert code == 2
     assert err.endswith(
@@ -102,7 +104,10 @@ def test_invalid_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_unknown_priority_class_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pod = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priorityClassName: gold, containers: [{name: c, image: x}]}\n"
+    pod = (
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+        "spec: {priorityClassName: gold, containers: [{name: c, image: x}]}\n"
+    )
     code, err = run(tmp_path, NODE + pod, capsys)
     assert code == 2
     assert err.endswith('Pod default/p: pods "p" is forbidden: no PriorityClass with name gold was found')
