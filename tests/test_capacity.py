@@ -145,7 +145,7 @@ C = "containers: [{name: c, image: x}]"
         (
             f"{POD_HEAD}{{name: a}}\n"
             "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: lots}}}]}\n",
-            "Pod default/a: spec.containers[0].resources.requests.cpu:",
+            "Pod default/a: spec.containers[0].resources.requests[cpu]:",
         ),
     ],
 )

@@ -186,7 +186,7 @@ def test_object_the_decoder_rejects_is_left_out_with_a_warning() -> None:
     docs, warnings = _snap(api)
     assert "bad" not in [d["metadata"]["name"] for d in docs[1:]]
     (w,) = warnings
-    assert w.startswith("warning: https://cluster:6443: Pod default/bad: spec.containers[0].resources.requests.cpu:")
+    assert w.startswith("warning: https://cluster:6443: Pod default/bad: spec.containers[0].resources.requests[cpu]:")
     assert w.endswith(": left out of the snapshot")
 
 

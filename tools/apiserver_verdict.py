@@ -70,8 +70,12 @@ def documents(text: str) -> list[str]:
 def main(files: list[str]) -> None:
     res = resources()
     for path in files:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError as err:
+            print(json.dumps({"file": path, "index": 0, "code": 0, "message": f"not UTF-8: {err}"}))
+            continue
         created: list[str] = []
         for i, doc in enumerate(documents(text)):
             try:

@@ -26,22 +26,22 @@ FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([e
         (
             "Pod",
             {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1x"}}}]}},
-            "spec.containers[0].resources.requests.cpu",
+            "spec.containers[0].resources.requests[cpu]",
         ),
         (
             "Pod",
             {"spec": {"initContainers": [{"name": "a"}, {"name": "b", "resources": {"limits": {"memory": "abc"}}}]}},
-            "spec.initContainers[1].resources.limits.memory",
+            "spec.initContainers[1].resources.limits[memory]",
         ),
-        ("Pod", {"spec": {"overhead": {"cpu": "bad"}}}, "spec.overhead.cpu"),
-        ("Pod", {"spec": {"resources": {"requests": {"memory": "1Q"}}}}, "spec.resources.requests.memory"),
-        ("Node", {"status": {"capacity": {"cpu": "four"}}}, "status.capacity.cpu"),
-        ("Node", {"status": {"allocatable": {"pods": "1Kx"}}}, "status.allocatable.pods"),
-        ("PersistentVolume", {"spec": {"capacity": {"storage": "ten"}}}, "spec.capacity.storage"),
+        ("Pod", {"spec": {"overhead": {"cpu": "bad"}}}, "spec.overhead[cpu]"),
+        ("Pod", {"spec": {"resources": {"requests": {"memory": "1Q"}}}}, "spec.resources.requests[memory]"),
+        ("Node", {"status": {"capacity": {"cpu": "four"}}}, "status.capacity[cpu]"),
+        ("Node", {"status": {"allocatable": {"pods": "1Kx"}}}, "status.allocatable[pods]"),
+        ("PersistentVolume", {"spec": {"capacity": {"storage": "ten"}}}, "spec.capacity[storage]"),
         (
             "PersistentVolumeClaim",
             {"spec": {"resources": {"requests": {"storage": "x"}}}},
-            "spec.resources.requests.storage",
+            "spec.resources.requests[storage]",
         ),
     ],
 )
@@ -56,7 +56,7 @@ def test_unknown_suffix_is_rejected_with_upstreams_suffix_error() -> None:
     # A well-formed number with an unknown suffix fails in suffix interpretation, not in the scanner.
     with pytest.raises(DecodeError) as err:
         decode("Node", {"status": {"allocatable": {"pods": "1K"}}})
-    assert err.value.field == "status.allocatable.pods"
+    assert err.value.field == "status.allocatable[pods]"
     assert err.value.message.endswith("unable to parse quantity's suffix")
 
 

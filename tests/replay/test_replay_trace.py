@@ -82,7 +82,7 @@ CSV_HEAD = "time,name,template,spec,priorityClass,duration\n"
         ('0,a,,"{""containers"": []}",,\n', "trace.csv: line 2: spec.containers: a pod needs at least one container"),
         (
             '0,a,,"{""containers"": [{""name"": ""c"", ""resources"": {""requests"": {""cpu"": ""lots""}}}]}",,\n',
-            "trace.csv: line 2: spec.containers[0].resources.requests.cpu: 'lots'",
+            "trace.csv: line 2: spec.containers[0].resources.requests[cpu]: 'lots'",
         ),
         (
             '0,a,,"{""nodeName"": ""n1"", ""containers"": [{""name"": ""c""}]}",,\n',

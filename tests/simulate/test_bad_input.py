@@ -48,7 +48,7 @@ def test_missing_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_missing_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, err = run(tmp_path, NODE + "---\napiVersion: v1\nmetadata: {name: x}\n", capsys)
     assert code == 2
-    assert err.endswith("document 2: kind: missing kind")
+    assert err.endswith("document 2: kind: Required value: kind not set")
 
 
 def test_bad_quantity_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,7 +58,7 @@ def test_bad_quantity_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixt
     )
     code, err = run(tmp_path, NODE + pod, capsys)
     assert code == 2
-    assert ": Pod default/p: spec.containers[0].resources.requests.cpu: 'lots': quantities must match" in err
+    assert ": Pod default/p: spec.containers[0].resources.requests[cpu]: 'lots': quantities must match" in err
 
 
 def test_wrong_type_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

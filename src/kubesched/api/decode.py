@@ -5,6 +5,7 @@ Quantities are checked here, once, so that the hot path can trust them.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -210,6 +211,13 @@ def _quantities_valid(kind: str, raw: Mapping[str, Any]) -> bool:
     return True
 
 
+def _quantity_error(q: Any, err: QuantityError, where: str) -> DecodeError:
+    if isinstance(q, float) and not math.isfinite(q):
+        # YAML's .nan and .inf have no JSON form: the API server never gets as far as the quantity.
+        return DecodeError(f"json: unsupported value: {'NaN' if math.isnan(q) else '+Inf' if q > 0 else '-Inf'}", where)
+    return DecodeError(f"{q!r}: {err}", where)
+
+
 def _check_quantities(kind: str, raw: Mapping[str, Any]) -> None:
     if _quantities_valid(kind, raw):
         return
@@ -220,7 +228,7 @@ def _check_quantities(kind: str, raw: Mapping[str, Any]) -> None:
             try:
                 parse_quantity(q)
             except QuantityError as err:
-                raise DecodeError(f"{q!r}: {err}", where) from None
+                raise _quantity_error(q, err, where) from None
     for path in _QUANTITY_MAPS.get(kind, ()):
         for where, rl in _walk(raw, path, ""):
             if rl is None:
@@ -231,7 +239,7 @@ def _check_quantities(kind: str, raw: Mapping[str, Any]) -> None:
                 try:
                     parse_quantity(q)
                 except QuantityError as err:
-                    raise DecodeError(f"{q!r}: {err}", f"{where}.{name}") from None
+                    raise _quantity_error(q, err, f"{where}[{name}]") from None
 
 
 # resource.k8s.io kinds register themselves on import.

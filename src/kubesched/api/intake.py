@@ -91,7 +91,7 @@ def resolve_kind(raw: Mapping[str, Any]) -> str | Skip:
     """The kind to decode `raw` as, or a Skip; IntakeError when no server would serve it."""
     kind = raw.get("kind")
     if not isinstance(kind, str) or not kind:
-        raise IntakeError("missing kind", "kind")
+        raise IntakeError("Required value: kind not set", "kind")
     api_version = raw.get("apiVersion")
     if api_version is None or api_version == "":
         raise IntakeError("Required value: apiVersion not set", "apiVersion")
@@ -131,7 +131,7 @@ def admit(
     duplicates: Sequence[tuple[str, str, int]] = (),
 ) -> Any:
     """The typed object for `raw` (of a kind resolve_kind returned), or IntakeError. `duplicates`: the
-    keys the YAML reader saw twice, as (field path, key, line)."""
+    keys the reader saw twice, as (field path, key, line; 0 for JSON, which gives no line)."""
     info = openapi.served(str(raw.get("apiVersion")), kind)
     problems = openapi.check(info, raw) if info is not None else None
     if problems is not None and problems.type_error is not None:
@@ -139,7 +139,9 @@ def admit(
         raise IntakeError(message, field)
     if level is not FieldValidation.IGNORE:
         for path, key, line in duplicates:
-            _field_problem(level, warn, f'line {line}: key "{key}" already set in map', path)
+            # The API server's words: go-yaml's for YAML (with the line), encoding/json's for JSON.
+            message = f'line {line}: key "{key}" already set in map' if line else f'duplicate field "{path}"'
+            _field_problem(level, warn, message, path)
         if problems is not None and problems.unknown:
             unknown = ", ".join(f'unknown field "{path}"' for path in problems.unknown)
             if level is FieldValidation.STRICT:

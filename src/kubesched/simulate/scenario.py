@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from kubesched.api.decode import NAMESPACED
 from kubesched.api.intake import FieldValidation, IntakeError, Skip, admit, resolve_kind
 from kubesched.collector import collector_paused
 from kubesched.errors import InputError
+from kubesched.simulate.jsonstream import JSONStreamError, iter_json_documents, looks_like_json
 from kubesched.simulate.yamlstream import DuplicateKey, Flagged, iter_documents
 
 MODES = ("sequential", "batch")
@@ -41,7 +42,7 @@ class _RawSource:
     def document(self, index: int) -> Mapping[str, Any]:
         if self._docs is None:
             with collector_paused():
-                self._docs = [_data(d) for d in iter_documents(self.text, workers=1) if d is not None]
+                self._docs = [_data(d) for d in _documents(self.text, 1) if d is not None]
         return self._docs[index]  # type: ignore[no-any-return]
 
 
@@ -136,15 +137,6 @@ def _yaml_error(source: str, err: yaml.YAMLError) -> InputError:
     return InputError(source, f"malformed YAML: {where}{problem}")
 
 
-def load_documents(text: str, source: str) -> list[Any]:
-    """The stream's non-empty documents, as yaml.load_all with the SafeLoader gives them."""
-    try:
-        with collector_paused():
-            return [_data(d) for d in iter_documents(text) if d is not None]
-    except yaml.YAMLError as err:
-        raise _yaml_error(source, err) from None
-
-
 def _data(doc: Any) -> Any:
     return doc.data if doc.__class__ is Flagged else doc
 
@@ -180,7 +172,7 @@ def parse_scenario(
     i = 0
     try:
         with collector_paused():
-            for raw in iter_documents(text, workers):
+            for raw in _documents(text, workers):
                 if raw is None:
                     continue
                 if first_error is None:
@@ -192,9 +184,16 @@ def parse_scenario(
                 i += 1
     except yaml.YAMLError as err:
         raise _yaml_error(source, err) from None
+    except JSONStreamError as err:
+        raise InputError(source, f"malformed JSON: {err}") from None
     if first_error is not None:
         raise first_error
     return loader.finish()
+
+
+def _documents(text: str, workers: int | None) -> Iterator[Any]:
+    """The stream's documents: JSON values when it starts as JSON does, else YAML documents."""
+    return iter_json_documents(text) if looks_like_json(text) else iter_documents(text, workers)
 
 
 _LIST_SUFFIX = "List"
