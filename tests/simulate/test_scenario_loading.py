@@ -132,3 +132,24 @@ def test_errors_late_in_a_split_load_are_the_serial_errors(forking: None, late: 
         assert str(serial[1]).endswith(
             "Pod (document 1502): metadata.name: Required value: name or generateName is required"
         )
+
+
+def test_raw_of_list_items_and_generated_names() -> None:
+    """serve stores `raw`: a List's item, with the kind a typed list left out and the name the server made."""
+    text = stream(
+        "apiVersion: v1\nkind: List\nitems:\n- " + NODE.replace("\n", "\n  ").rstrip() + "\n",
+        "apiVersion: v1\nkind: PodList\nitems:\n- metadata: {generateName: web-}\n"
+        "  spec: {containers: [{name: c, image: x}]}\n",
+    )
+    sc = parse_scenario(text, "s.yaml", seed=7)
+    node, pod_ = sc.manifests
+    assert node.raw["kind"] == "Node" and node.raw["metadata"] == {"name": "n1"}
+    name = pod_.obj.metadata.name
+    assert name.startswith("web-") and len(name) == 9
+    assert pod_.raw == {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"generateName": "web-", "name": name},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    assert parse_scenario(text, "s.yaml", seed=7).manifests[1].obj.metadata.name == name
