@@ -9,7 +9,6 @@ be missing by then, so only their values are checked.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.storage import (
@@ -23,6 +22,7 @@ from kubesched.api.storage import (
 from kubesched.api.validation import validator
 from kubesched.api.validation.meta import name_is_dns_subdomain, validate_label_selector, validate_object_meta
 from kubesched.api.validation.volumes import (
+    _quantity_text,
     validate_class_name,
     validate_csi_driver_name,
     validate_persistent_volume_spec,
@@ -58,11 +58,6 @@ _Topology = dict[str, frozenset[str]]
 @lru_cache(maxsize=1 << 12)
 def _qualified_name(name: str) -> tuple[str, ...]:
     return tuple(is_qualified_name(name))
-
-
-def _quantity_text(raw: Any) -> str:
-    """A quantity as the API server prints it (to become Go's canonical form at merge)."""
-    return str(raw)
 
 
 # ---------------------------------------------------------------- StorageClass
