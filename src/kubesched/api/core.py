@@ -7,6 +7,7 @@ are declared; everything else in a manifest is ignored on decode.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import msgspec
 
@@ -160,7 +161,7 @@ class PersistentVolumeClaimVolumeSource(K8sStruct):
 
 
 class GCEPersistentDiskVolumeSource(K8sStruct):
-    pd_name: str
+    pd_name: str = ""
     read_only: bool = False
     fs_type: str = ""
     partition: int = 0
@@ -377,10 +378,17 @@ class LocalVolumeSource(K8sStruct):
 
 class HostPathVolumeSource(K8sStruct):
     path: str = ""
+    type: str | None = None
+
+
+class NFSVolumeSource(K8sStruct):
+    server: str = ""
+    path: str = ""
+    read_only: bool = False
 
 
 class CSIPersistentVolumeSource(K8sStruct):
-    driver: str
+    driver: str = ""
     volume_handle: str = ""
     read_only: bool = False
     fs_type: str = ""
@@ -400,6 +408,24 @@ class PersistentVolumeSpec(K8sStruct):
     csi: CSIPersistentVolumeSource | None = None
     gce_persistent_disk: GCEPersistentDiskVolumeSource | None = None
     aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | None = None
+    nfs: NFSVolumeSource | None = None
+    # Sources the scheduler never reads, kept only so that validation sees which one is set.
+    glusterfs: Any = None
+    flocker: Any = None
+    rbd: Any = None
+    quobyte: Any = None
+    cephfs: Any = None
+    iscsi: Any = None
+    cinder: Any = None
+    fc: Any = None
+    flex_volume: Any = None
+    azure_file: Any = None
+    vsphere_volume: Any = None
+    photon_persistent_disk: Any = None
+    portworx_volume: Any = None
+    azure_disk: Any = None
+    scale_io: Any = msgspec.field(default=None, name="scaleIO")
+    storageos: Any = None
     volume_attributes_class_name: str | None = None
 
 

@@ -36,7 +36,7 @@ QuantityValue = str | int | float
 
 
 class CELDeviceSelector(K8sStruct):
-    expression: str
+    expression: str = ""
 
 
 class DeviceSelector(K8sStruct):
@@ -44,7 +44,7 @@ class DeviceSelector(K8sStruct):
 
 
 class OpaqueDeviceConfiguration(K8sStruct):
-    driver: str
+    driver: str = ""
     parameters: Any = None
 
 
@@ -106,11 +106,11 @@ class ExactDeviceRequest(_CountedDeviceRequest):
 
 
 class DeviceSubRequest(_CountedDeviceRequest, kw_only=True):
-    name: str
+    name: str = ""
 
 
 class DeviceRequest(K8sStruct):
-    name: str
+    name: str = ""
     exactly: ExactDeviceRequest | None = None
     first_available: list[DeviceSubRequest] = []
 
@@ -234,7 +234,7 @@ class DeviceCounterConsumption(K8sStruct):
 
 
 class Device(K8sStruct):
-    name: str
+    name: str = ""
     attributes: dict[str, DeviceAttribute] = {}
     capacity: dict[str, DeviceCapacity] = {}
     consumes_counters: list[DeviceCounterConsumption] = []
@@ -249,9 +249,9 @@ class Device(K8sStruct):
 
 
 class ResourcePool(K8sStruct):
-    name: str
+    name: str = ""
     generation: int = 0
-    resource_slice_count: int = 1
+    resource_slice_count: int = 0  # required: the API server refuses a pool without it
 
 
 class CounterSet(K8sStruct):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import msgspec
 
+from kubesched.api.core import PersistentVolumeSpec
 from kubesched.api.meta import K8sStruct, LabelSelector, ObjectMeta
 
 
 class TopologySelectorLabelRequirement(K8sStruct):
-    key: str
+    key: str = ""
     values: list[str] = []
 
 
@@ -30,7 +31,7 @@ class VolumeNodeResources(K8sStruct):
 
 
 class CSINodeDriver(K8sStruct):
-    name: str
+    name: str = ""
     node_id: str = msgspec.field(default="", name="nodeID")
     topology_keys: list[str] = []
     allocatable: VolumeNodeResources | None = None
@@ -45,9 +46,17 @@ class CSINode(K8sStruct):
     spec: CSINodeSpec = msgspec.field(default_factory=CSINodeSpec)
 
 
+class TokenRequest(K8sStruct):
+    audience: str = ""
+    expiration_seconds: int | None = None
+
+
 class CSIDriverSpec(K8sStruct):
     attach_required: bool | None = None
     storage_capacity: bool | None = None
+    fs_group_policy: str | None = None
+    volume_lifecycle_modes: list[str] = []
+    token_requests: list[TokenRequest] = []
 
 
 class CSIDriver(K8sStruct):
@@ -67,6 +76,7 @@ class CSIStorageCapacity(K8sStruct):
 
 class VolumeAttachmentSource(K8sStruct):
     persistent_volume_name: str | None = None
+    inline_volume_spec: PersistentVolumeSpec | None = None
 
 
 class VolumeAttachmentSpec(K8sStruct):
