@@ -371,7 +371,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
+        # One line, whatever the message holds (a CEL compiler's caret diagram spans three).
+        print("error: " + " ".join(str(err).splitlines()), file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
