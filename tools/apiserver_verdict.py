@@ -126,6 +126,8 @@ def main(files: list[str]) -> None:
                 )
             )
         for url in reversed(created):
+            # Nothing on a bare test server removes protection finalizers (PVs, PVCs): drop them first.
+            request("PATCH", url, b'{"metadata":{"finalizers":null}}', "application/merge-patch+json")
             request("DELETE", url + "?gracePeriodSeconds=0")
 
 
