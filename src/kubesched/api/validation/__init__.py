@@ -42,3 +42,7 @@ def validate(kind: str, obj: Any) -> list[FieldError]:
 
 def validated_kinds() -> frozenset[str]:
     return frozenset(_VALIDATORS)
+
+
+# Each kind's validators register on import.
+from kubesched.api.validation import pod  # noqa: E402, F401  (register)
