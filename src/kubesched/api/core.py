@@ -21,8 +21,8 @@ ResourceList = dict[str, str | int | float]
 
 
 class NodeSelectorRequirement(K8sStruct):
-    key: str
-    operator: str
+    key: str = ""
+    operator: str = ""
     values: list[str] = []
 
 
@@ -36,8 +36,8 @@ class NodeSelector(K8sStruct):
 
 
 class PreferredSchedulingTerm(K8sStruct):
-    weight: int
-    preference: NodeSelectorTerm
+    weight: int = 0
+    preference: NodeSelectorTerm = msgspec.field(default_factory=NodeSelectorTerm)
 
 
 class NodeAffinity(K8sStruct):
@@ -58,8 +58,8 @@ class PodAffinityTerm(K8sStruct):
 
 
 class WeightedPodAffinityTerm(K8sStruct):
-    weight: int
-    pod_affinity_term: PodAffinityTerm
+    weight: int = 0
+    pod_affinity_term: PodAffinityTerm = msgspec.field(default_factory=PodAffinityTerm)
 
 
 class PodAffinity(K8sStruct):
@@ -119,7 +119,7 @@ class ContainerPort(K8sStruct):
 
 
 class ResourceClaimRef(K8sStruct):
-    name: str
+    name: str = ""
     request: str = ""
 
 
@@ -138,13 +138,13 @@ class Container(K8sStruct):
 
 
 class PodSchedulingGate(K8sStruct):
-    name: str
+    name: str = ""
 
 
 class TopologySpreadConstraint(K8sStruct):
-    max_skew: int
-    topology_key: str
-    when_unsatisfiable: str
+    max_skew: int = 0
+    topology_key: str = ""
+    when_unsatisfiable: str = ""
     label_selector: LabelSelector | None = None
     min_domains: int | None = None
     node_affinity_policy: str | None = None
@@ -156,7 +156,7 @@ class TopologySpreadConstraint(K8sStruct):
 
 
 class PersistentVolumeClaimVolumeSource(K8sStruct):
-    claim_name: str
+    claim_name: str = ""
     read_only: bool = False
 
 
@@ -189,7 +189,7 @@ class ISCSIVolumeSource(K8sStruct):
 
 
 class CSIVolumeSource(K8sStruct):
-    driver: str
+    driver: str = ""
     read_only: bool = False
     volume_attributes: dict[str, str] = {}
 
@@ -215,7 +215,7 @@ class Volume(K8sStruct):
 
 
 class PodResourceClaim(K8sStruct):
-    name: str
+    name: str = ""
     resource_claim_name: str | None = None
     resource_claim_template_name: str | None = None
 
@@ -233,6 +233,7 @@ class PodSpec(K8sStruct):
     init_containers: list[Container] = []
     node_name: str = ""
     node_selector: dict[str, str] = {}
+    restart_policy: str = ""
     scheduler_name: str = ""
     priority_class_name: str = ""
     priority: int | None = None

@@ -40,8 +40,8 @@ class ObjectMeta(K8sStruct):
 
 
 class LabelSelectorRequirement(K8sStruct):
-    key: str
-    operator: str
+    key: str = ""
+    operator: str = ""
     values: list[str] = []
 
 

@@ -17,6 +17,7 @@ FORBIDDEN = "Forbidden"
 INVALID = "Invalid value"
 DUPLICATE = "Duplicate value"
 NOT_SUPPORTED = "Unsupported value"
+NOT_FOUND = "Not found"
 TOO_LONG = "Too long"
 TOO_MANY = "Too many"
 INTERNAL = "Internal error"
@@ -97,6 +98,10 @@ def too_long(path: str, limit: int) -> FieldError:
 
 def too_many(path: str, actual: int, limit: int) -> FieldError:
     return FieldError(TOO_MANY, path, actual, f"must have at most {limit} items")
+
+
+def not_found(path: str, value: Any, detail: str = "") -> FieldError:
+    return FieldError(NOT_FOUND, path, value, detail)
 
 
 def not_supported(path: str, value: Any, valid: list[str]) -> FieldError:

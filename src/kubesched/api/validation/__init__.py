@@ -44,4 +44,5 @@ def validated_kinds() -> frozenset[str]:
     return frozenset(_VALIDATORS)
 
 
-from kubesched.api.validation import resource, storage, volumes  # noqa: E402, F401  (register)
+# Each kind's validators register on import.
+from kubesched.api.validation import pod, resource, storage, volumes  # noqa: E402, F401  (register)

@@ -73,6 +73,11 @@ def validate_label_value(value: str, path: str) -> list[FieldError]:
 
 def validate_labels(labels: Mapping[str, str], path: str) -> list[FieldError]:
     """ValidateLabels: qualified-name keys and label values (in key order: Go's map order is random)."""
+    for k, v in labels.items():
+        if _label_key_messages(k) or _label_value_messages(v):
+            break
+    else:
+        return []
     errs: list[FieldError] = []
     for k in sorted(labels) if len(labels) > 1 else labels:
         errs += validate_label_name(k, path)
@@ -80,8 +85,20 @@ def validate_labels(labels: Mapping[str, str], path: str) -> list[FieldError]:
     return errs
 
 
+def _utf8_len(s: str) -> int:
+    return len(s) if s.isascii() else len(s.encode())
+
+
 def validate_annotations(annotations: Mapping[str, str], path: str) -> list[FieldError]:
     """ValidateAnnotations: keys are qualified names (lower-cased first); 256 KiB in all."""
+    total = 0
+    for k, v in annotations.items():
+        if _label_key_messages(k.lower()):
+            break
+        total += _utf8_len(k) + _utf8_len(v)
+    else:
+        if total <= TOTAL_ANNOTATION_SIZE_LIMIT:
+            return []
     errs: list[FieldError] = []
     total = 0
     for k in sorted(annotations) if len(annotations) > 1 else annotations:
@@ -102,7 +119,10 @@ def validate_object_meta(
             invalid(child(path, "generateName"), meta.generate_name, m) for m in name_check(meta.generate_name, True)
         ]
     if not meta.name:
-        errs.append(required(child(path, "name"), "name or generateName is required"))
+        # The API server generates a name from generateName (prefix + 5 characters) before validating;
+        # the generated name fails only where the prefix already did.
+        if not meta.generate_name:
+            errs.append(required(child(path, "name"), "name or generateName is required"))
     else:
         errs += [invalid(child(path, "name"), meta.name, m) for m in name_check(meta.name, False)]
     if namespaced and meta.namespace:
