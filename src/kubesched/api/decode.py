@@ -93,10 +93,27 @@ def decode(kind: str, raw: Mapping[str, Any]) -> Any:
     try:
         obj = msgspec.convert(raw, struct, strict=False)
     except msgspec.ValidationError as err:
-        msg, path = _path_from_msgspec(err)
-        raise DecodeError(msg, path) from None
+        obj = None
+        if "got `null`" in str(err):
+            # encoding/json leaves a field it reads null at its zero value (a Node's `spec: null` is accepted)
+            try:
+                obj = msgspec.convert(_without_nulls(raw), struct, strict=False)
+            except msgspec.ValidationError as again:
+                err = again
+        if obj is None:
+            msg, path = _path_from_msgspec(err)
+            raise DecodeError(msg, path) from None
     _check_quantities(kind, raw)
     return obj
+
+
+def _without_nulls(node: Any) -> Any:
+    """The mapping with every null-valued key dropped, at any depth."""
+    if isinstance(node, Mapping):
+        return {k: _without_nulls(v) for k, v in node.items() if v is not None}
+    if isinstance(node, list):
+        return [_without_nulls(v) for v in node]
+    return node
 
 
 _QUANTITY_MAPS = {

@@ -42,3 +42,6 @@ def validate(kind: str, obj: Any) -> list[FieldError]:
 
 def validated_kinds() -> frozenset[str]:
     return frozenset(_VALIDATORS)
+
+
+from kubesched.api.validation import apps, core, policy, scheduling  # noqa: E402, F401  (register)
