@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.api.decode import NAMESPACED, decode
+from kubesched.api.decode import NAMESPACED, DecodeError, decode
 from kubesched.api.scheduling import PriorityClass
 from kubesched.api.validation import validate, validated_kinds
 from kubesched.api.validation.apps import statefulset_template_spec
@@ -127,3 +127,11 @@ def test_second_default_names_the_lowest_existing_default() -> None:
         'priorityclasses.scheduling.k8s.io "d" is forbidden: '
         "PriorityClass b is already marked as default. Only one default can exist"
     )
+
+
+def test_template_quantities_are_checked_at_decode() -> None:
+    raw = {"spec": {"template": {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "lots"}}}]}}}}
+    for kind in ("ReplicationController", "ReplicaSet", "StatefulSet"):
+        with pytest.raises(DecodeError) as err:
+            decode(kind, raw)
+        assert err.value.field == "spec.template.spec.containers[0].resources.limits.cpu"

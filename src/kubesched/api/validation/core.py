@@ -200,7 +200,9 @@ def validate_node_resources(node: Node) -> list[FieldError]:
     capacity = node.status.capacity
     allocatable = node.status.allocatable or capacity
     for what, rl in (("capacity", capacity), ("allocatable", allocatable)):
-        for name in sorted(rl) if len(rl) > 1 else rl:  # Go walks the map in random order
+        if not any(_quantity_value_messages(name, q) for name, q in rl.items()):
+            continue  # the common case: no path strings built
+        for name in sorted(rl):  # Go walks the map in random order
             errs += validate_resource_quantity_value(name, rl[name], f"status.{what}.{name}")
     return errs
 
