@@ -82,7 +82,7 @@ class Affinity(K8sStruct):
 
 
 class Taint(K8sStruct):
-    key: str
+    key: str = ""  # required, but the API server's validation (not its decoder) says so
     value: str = ""
     effect: str = ""
     time_added: datetime | None = None
@@ -248,6 +248,8 @@ class PodSpec(K8sStruct):
     resources: ResourceRequirements | None = None
     termination_grace_period_seconds: int | None = None
     resource_claims: list[PodResourceClaim] = []
+    restart_policy: str = ""
+    active_deadline_seconds: int | None = None
 
 
 class PodCondition(K8sStruct):
@@ -308,12 +310,40 @@ class Node(K8sStruct):
 # ---------------------------------------------------------------- others
 
 
+class PodTemplateSpec(K8sStruct):
+    """The pod template of a controller (ReplicationController, ReplicaSet, StatefulSet)."""
+
+    metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: PodSpec = msgspec.field(default_factory=PodSpec)
+
+
+class NamespaceSpec(K8sStruct):
+    finalizers: list[str] = []
+
+
 class Namespace(K8sStruct):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
+    spec: NamespaceSpec = msgspec.field(default_factory=NamespaceSpec)
+
+
+class ServicePort(K8sStruct):
+    name: str = ""
+    protocol: str = ""
+    app_protocol: str | None = None
+    port: int = 0
+    target_port: int | str | None = None
+    node_port: int = 0
 
 
 class ServiceSpec(K8sStruct):
     selector: dict[str, str] = {}
+    # Read only by validation.
+    type: str = ""
+    ports: list[ServicePort] = []
+    cluster_ip: str = msgspec.field(default="", name="clusterIP")
+    cluster_ips: list[str] = msgspec.field(default=[], name="clusterIPs")
+    external_name: str = ""
+    session_affinity: str = ""
 
 
 class Service(K8sStruct):
@@ -323,6 +353,9 @@ class Service(K8sStruct):
 
 class ReplicationControllerSpec(K8sStruct):
     selector: dict[str, str] = {}
+    replicas: int | None = None
+    min_ready_seconds: int = 0
+    template: PodTemplateSpec | None = None
 
 
 class ReplicationController(K8sStruct):

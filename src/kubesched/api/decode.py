@@ -115,17 +115,27 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
+_POD_SPEC_QUANTITIES = (
+    ("containers", "*", "resources", "requests"),
+    ("containers", "*", "resources", "limits"),
+    ("initContainers", "*", "resources", "requests"),
+    ("initContainers", "*", "resources", "limits"),
+    ("overhead",),
+    ("resources", "requests"),
+    ("resources", "limits"),
+)
+_TEMPLATE_QUANTITIES = tuple(("spec", "template", "spec", *p) for p in _POD_SPEC_QUANTITIES)
 _QUANTITY_MAPS = {
-    "Pod": (
-        ("spec", "containers", "*", "resources", "requests"),
-        ("spec", "containers", "*", "resources", "limits"),
-        ("spec", "initContainers", "*", "resources", "requests"),
-        ("spec", "initContainers", "*", "resources", "limits"),
-        ("spec", "overhead"),
-        ("spec", "resources", "requests"),
-        ("spec", "resources", "limits"),
-    ),
+    "Pod": tuple(("spec", *p) for p in _POD_SPEC_QUANTITIES),
     "Node": (("status", "capacity"), ("status", "allocatable")),
+    # A controller's pod template holds a pod spec: the same quantities, one level down.
+    "ReplicationController": _TEMPLATE_QUANTITIES,
+    "ReplicaSet": _TEMPLATE_QUANTITIES,
+    "StatefulSet": (
+        *_TEMPLATE_QUANTITIES,
+        ("spec", "volumeClaimTemplates", "*", "spec", "resources", "requests"),
+        ("spec", "volumeClaimTemplates", "*", "spec", "resources", "limits"),
+    ),
     "PersistentVolume": (("spec", "capacity"),),
     "PersistentVolumeClaim": (("spec", "resources", "requests"), ("status", "capacity")),
 }

@@ -22,6 +22,7 @@ class OwnerReference(K8sStruct):
     name: str = ""
     uid: str = ""
     controller: bool | None = None
+    block_owner_deletion: bool | None = None
 
 
 class ObjectMeta(K8sStruct):
@@ -40,7 +41,7 @@ class ObjectMeta(K8sStruct):
 
 
 class LabelSelectorRequirement(K8sStruct):
-    key: str = ""
+    key: str = ""  # both required, but the API server's validation (not its decoder) says so
     operator: str = ""
     values: list[str] = []
 

@@ -26,6 +26,7 @@ class PodDisruptionBudgetSpec(K8sStruct):
     selector: LabelSelector | None = None
     min_available: int | str | None = None
     max_unavailable: int | str | None = None
+    unhealthy_pod_eviction_policy: str | None = None
 
 
 class PodDisruptionBudgetStatus(K8sStruct):

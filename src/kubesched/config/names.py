@@ -69,11 +69,15 @@ def is_dns1123_subdomain(value: str) -> list[str]:
 
 
 def is_dns1123_label(value: str) -> list[str]:
+    """IsDNS1123Label; a valid subdomain that is no label can only have dots, and v1.34 says so."""
     errs = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(max_len_error(DNS1123_LABEL_MAX))
     if not _DNS1123_LABEL.fullmatch(value):
-        errs.append(regex_error(DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+        if _DNS1123_SUBDOMAIN.fullmatch(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errs
 
 

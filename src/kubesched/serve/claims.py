@@ -133,12 +133,13 @@ class ResourceClaimController:
         entry = claim.metadata.annotations[POD_CLAIM_NAME_ANNOTATION]
         template = next(pc.resource_claim_template_name for pc in pod.spec.resource_claims if pc.name == entry)
         traw = self.store.get_raw("ResourceClaimTemplate", f"{claim.metadata.namespace}/{template}") or {}
-        meta = msgspec.structs.replace(claim.metadata, generate_name=generate_name(pod.metadata.name, entry))
+        refs = [msgspec.structs.replace(r, block_owner_deletion=True) for r in claim.metadata.owner_references]
+        meta = msgspec.structs.replace(
+            claim.metadata, generate_name=generate_name(pod.metadata.name, entry), owner_references=refs
+        )
         claim = msgspec.structs.replace(claim, metadata=meta)
         body = msgspec.to_builtins(claim)
         body.pop("status", None)
-        for ref in body["metadata"].get("ownerReferences", []):
-            ref["blockOwnerDeletion"] = True
         if isinstance((traw.get("spec") or {}).get("spec"), dict):
             body["spec"] = copy.deepcopy(traw["spec"]["spec"])
         self.store.incoming[("ResourceClaim", key)] = body

@@ -45,4 +45,4 @@ def validated_kinds() -> frozenset[str]:
 
 
 # Each kind's validators register on import.
-from kubesched.api.validation import pod, resource, storage, volumes  # noqa: E402, F401  (register)
+from kubesched.api.validation import apps, core, pod, policy, resource, scheduling, storage, volumes  # noqa: E402, F401  (register)

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
-from kubesched.api.meta import LabelSelector, ObjectMeta
+from kubesched.api.meta import LabelSelector, ObjectMeta, OwnerReference
 from kubesched.config.field import (
     FieldError,
+    GoJSON,
     child,
     forbidden,
     index,
@@ -110,9 +111,13 @@ def validate_annotations(annotations: Mapping[str, str], path: str) -> list[Fiel
 
 
 def validate_object_meta(
-    meta: ObjectMeta, namespaced: bool, name_check: NameCheck, path: str = "metadata"
+    meta: ObjectMeta, namespaced: bool, name_check: NameCheck, path: str = "metadata", kube_finalizers: bool = True
 ) -> list[FieldError]:
-    """ValidateObjectMeta on create, for the parts a scheduler's world reads."""
+    """ValidateObjectMeta on create, for the parts a scheduler's world reads.
+
+    `kube_finalizers` adds the core API's finalizer rule (core's ValidateObjectMeta); kinds validated only by
+    the generic registry (policy's PodDisruptionBudget) go without it.
+    """
     errs: list[FieldError] = []
     if meta.generate_name:
         errs += [
@@ -131,7 +136,122 @@ def validate_object_meta(
         errs += validate_labels(meta.labels, child(path, "labels"))
     if meta.annotations:
         errs += validate_annotations(meta.annotations, child(path, "annotations"))
+    if meta.owner_references:
+        errs += validate_owner_references(meta.owner_references, child(path, "ownerReferences"))
+    if meta.finalizers:
+        errs += validate_finalizers(meta.finalizers, child(path, "finalizers"))
+        if kube_finalizers:
+            errs += validate_kube_finalizer_names(meta.finalizers, child(path, "finalizers"))
     return errs
+
+
+# ---------------------------------------------------------------- owner references and finalizers
+
+# Kinds that may not own objects (apimachinery's BannedOwners): (group, version, kind).
+_BANNED_OWNERS = {("", "v1", "Event")}
+
+
+def _owner_json(ref: OwnerReference) -> dict[str, object]:
+    """An OwnerReference as encoding/json writes it (the pointer fields only when set)."""
+    out: dict[str, object] = {"apiVersion": ref.api_version, "kind": ref.kind, "name": ref.name, "uid": ref.uid}
+    if ref.controller is not None:
+        out["controller"] = ref.controller
+    if ref.block_owner_deletion is not None:
+        out["blockOwnerDeletion"] = ref.block_owner_deletion
+    return out
+
+
+def _group_version(api_version: str) -> tuple[str, str]:
+    """schema.ParseGroupVersion, with what FromAPIVersionAndKind keeps of an unparsable one (nothing)."""
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return "", api_version
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    return "", ""
+
+
+def validate_owner_references(refs: list[OwnerReference], path: str) -> list[FieldError]:
+    """ValidateOwnerReferences: every field set, no banned owner, at most one controller.
+
+    Upstream reports at the list's path, without an index.
+    """
+    errs: list[FieldError] = []
+    first_controller = ""
+    for ref in refs:
+        group, version = _group_version(ref.api_version)
+        if not version:
+            errs.append(invalid(child(path, "apiVersion"), ref.api_version, "version must not be empty"))
+        if not ref.kind:
+            errs.append(invalid(child(path, "kind"), ref.kind, "must not be empty"))
+        if not ref.name:
+            errs.append(invalid(child(path, "name"), ref.name, "must not be empty"))
+        if not ref.uid:
+            errs.append(invalid(child(path, "uid"), ref.uid, "must not be empty"))
+        if (group, version, ref.kind) in _BANNED_OWNERS:
+            gvk = f"{group}/{version}, Kind={ref.kind}"
+            errs.append(invalid(path, GoJSON(_owner_json(ref)), f"{gvk} is disallowed from being an owner"))
+        if ref.controller:
+            name = f"{ref.kind}/{ref.name}"
+            if first_controller:
+                errs.append(
+                    invalid(
+                        path,
+                        GoJSON([_owner_json(r) for r in refs]),
+                        'Only one reference can have Controller set to true. Found "true" in references for '
+                        f"{first_controller} and {name}",
+                    )
+                )
+            else:
+                first_controller = name
+    return errs
+
+
+_ORPHAN = "orphan"
+_FOREGROUND = "foregroundDeletion"
+# helper.IsStandardFinalizerName: the finalizers a name without a '/' may be.
+_STANDARD_FINALIZERS = frozenset(("kubernetes", _ORPHAN, _FOREGROUND))
+
+
+def validate_finalizers(finalizers: list[str], path: str) -> list[FieldError]:
+    """ValidateFinalizers: qualified names (reported at the list's path), not both orphan and foreground."""
+    errs: list[FieldError] = []
+    for f in finalizers:
+        errs += [invalid(path, f, m) for m in _label_key_messages(f)]
+    if _ORPHAN in finalizers and _FOREGROUND in finalizers:
+        errs.append(
+            invalid(path, GoJSON(list(finalizers)), f"finalizer {_ORPHAN} and {_FOREGROUND} cannot be both set")
+        )
+    return errs
+
+
+KUBE_FINALIZER_ERROR = "name is neither a standard finalizer name nor is it fully qualified"
+
+
+def is_kube_finalizer_name(name: str) -> bool:
+    """The core API's extra rule: a finalizer without a '/' must be a standard one."""
+    return "/" in name or name in _STANDARD_FINALIZERS
+
+
+def validate_kube_finalizer_names(finalizers: list[str], path: str) -> list[FieldError]:
+    bad = (i for i, f in enumerate(finalizers) if not is_kube_finalizer_name(f))
+    return [invalid(index(path, i), finalizers[i], KUBE_FINALIZER_ERROR) for i in bad]
+
+
+# ---------------------------------------------------------------- path segment names
+
+_NAME_MAY_NOT_BE = (".", "..")
+_NAME_MAY_NOT_CONTAIN = ("/", "%")
+
+
+@lru_cache(maxsize=1 << 12)
+def name_is_path_segment(name: str, prefix: bool) -> tuple[str, ...]:
+    """path.ValidatePathSegmentName: the names the generic registry allows every kind."""
+    if not prefix:
+        for bad in _NAME_MAY_NOT_BE:
+            if name == bad:
+                return (f"may not be '{bad}'",)
+    return tuple(f"may not contain '{bad}'" for bad in _NAME_MAY_NOT_CONTAIN if bad in name)
 
 
 # ---------------------------------------------------------------- label selectors
