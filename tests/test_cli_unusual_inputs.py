@@ -225,3 +225,18 @@ def test_bad_validate_value_is_refused_in_kubectls_words(capsys: pytest.CaptureF
     assert 'invalid - validate option "maybe"; must be one of: strict (or true), warn, ignore (or false)' in (
         capsys.readouterr().err
     )
+
+
+def test_extended_resources_without_limits_are_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The API server refuses a GPU request without a limit, but kube-scheduler's own golden cases hold such
+    pods (created through a client that does not validate): they are scheduled, with the server's words."""
+    gpu_node = {**NODE, "status": {"capacity": {**NODE["status"]["capacity"], "nvidia.com/gpu": "2"}}}
+    p = pod("train")
+    p["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+    code, result, err = run(capsys, "simulate", str(write(tmp_path, [gpu_node, p])), "-o", "json")
+    assert code == 0 and placements(result) == {"default/train": "n1"}
+    assert err == [
+        f"warning: {tmp_path / 's.yaml'}: Pod default/train: spec.containers[0].resources.limits: Required value: "
+        "Limit must be set for non overcommitable resources (kube-apiserver refuses this; read as kube-scheduler "
+        "reads it)"
+    ]

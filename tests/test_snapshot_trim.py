@@ -38,6 +38,13 @@ NODE = {
 }
 
 
+RS_SPEC = {
+    "replicas": 3,
+    "selector": {"matchLabels": {"app": "web"}},
+    "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+}
+
+
 def _pod(name: str, node: str = "", phase: str = "Running", **meta: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "1"}}}]}
     if node:
@@ -87,7 +94,7 @@ def _api(**extra: list[dict[str, Any]]) -> FakeApi:
         "/apis/apps/v1/replicasets": [
             {
                 "metadata": {"name": "web-7d", "namespace": "default", **NOISE},
-                "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {"spec": {}}},
+                "spec": RS_SPEC,
                 "status": {"replicas": 3},
             }
         ],
@@ -141,7 +148,7 @@ def test_trimmed_objects_and_what_is_left_out() -> None:
             "images": [{"names": ["nginx:1.27"], "sizeBytes": 1000}],
         },
     }
-    assert docs[3]["spec"] == {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}}
+    assert docs[3]["spec"] == RS_SPEC  # whole: loading validates the template as the API server did
     running = docs[4]
     assert running["apiVersion"] == "v1" and running["spec"]["nodeName"] == "n1"
     assert running["status"] == {

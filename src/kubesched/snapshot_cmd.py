@@ -197,8 +197,9 @@ def trim(kind: str, obj: Mapping[str, Any], keep_uids: frozenset[str] = frozense
             kept["conditions"] = _conditions(kept["conditions"])
         out["status"] = kept
     elif kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
-        spec = obj.get("spec") or {}
-        out["spec"] = {k: spec[k] for k in ("selector", "replicas") if k in spec}
+        # The whole spec: the scheduler reads only the selector, but loading validates the rest as the
+        # API server did (a Service's ports, a ReplicaSet's template). Status is left out above.
+        pass
     elif kind == "PodDisruptionBudget" and status:
         out["status"] = {k: v for k, v in status.items() if k not in ("observedGeneration", "conditions")}
     elif kind in ("PersistentVolume", "PersistentVolumeClaim") and status:

@@ -70,16 +70,24 @@ def test_file_that_is_not_utf8(tmp_path: Path) -> None:
 def test_bad_quantities_name_the_field() -> None:
     # Valid ones first, so that the invalid ones meet a warm cache of checked quantities.
     ok = stream(
-        NODE, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {overhead: {cpu: 1e3, memory: 0.5, x: 7}}\n"
+        NODE,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+        "spec: {overhead: {cpu: 1e3, memory: 0.5, example.com/x: 7}, containers: [{name: c, image: x}]}\n",
     )
-    assert parse_scenario(ok, "s.yaml").manifests[1].obj.spec.overhead == {"cpu": "1e3", "memory": 0.5, "x": 7}
+    assert parse_scenario(ok, "s.yaml").manifests[1].obj.spec.overhead == {
+        "cpu": "1e3",
+        "memory": 0.5,
+        "example.com/x": 7,
+    }
     for value, message in (("lots", "'lots': quantities must match"), (".nan", "json: unsupported value: NaN")):
         text = stream(
-            NODE, f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec: {{overhead: {{cpu: 1, x: {value}}}}}\n"
+            NODE,
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+            f"spec: {{overhead: {{cpu: 1, example.com/x: {value}}}, containers: [{{name: c, image: x}}]}}\n",
         )
         with pytest.raises(InputError) as err:
             parse_scenario(text, "s.yaml")
-        assert str(err.value).startswith(f"s.yaml: Pod default/p: spec.overhead[x]: {message}")
+        assert str(err.value).startswith(f"s.yaml: Pod default/p: spec.overhead[example.com/x]: {message}")
     text = stream(NODE.replace("pods: '110'", "pods: '1.2.3'"))
     with pytest.raises(InputError, match=r"Node n1: status.capacity\[pods\]: '1.2.3': quantities must match"):
         parse_scenario(text, "s.yaml")

@@ -119,7 +119,7 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
             "apiVersion": "v1",
             "kind": "Service",
             "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"selector": {"app": "web"}},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
         },
     ]
     for app in APPS:

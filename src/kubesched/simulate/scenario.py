@@ -24,6 +24,7 @@ import yaml
 
 from kubesched.api.decode import NAMESPACED
 from kubesched.api.intake import FieldValidation, IntakeError, Skip, admit, resolve_kind
+from kubesched.api.validation.scheduling import check_global_default
 from kubesched.collector import collector_paused
 from kubesched.errors import InputError
 from kubesched.simulate.jsonstream import JSONStreamError, iter_json_documents, looks_like_json
@@ -294,6 +295,11 @@ class _Loader:
             obj = admit(kind, raw, self.validation, warn, duplicates)
         except IntakeError as err:
             raise InputError(source, err.message, ref, err.field) from None
+        if kind == "PriorityClass":
+            # The Priority admission plugin: one globalDefault class at most.
+            refused = check_global_default(obj, (m.obj for m in self.sc.manifests if m.kind == "PriorityClass"))
+            if refused:
+                raise InputError(source, refused, ref)
         self.sc.manifests.append(Manifest(kind, obj, None, i, self.raws, patch))
         if kind in _CONTROLLERS:
             self.controller_note(raw, ref)

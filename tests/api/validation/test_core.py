@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from kubesched.api.decode import NAMESPACED, DecodeError, decode
+from kubesched.api.intake import TOLERATED
 from kubesched.api.scheduling import PriorityClass
 from kubesched.api.validation import validate, validated_kinds
 from kubesched.api.validation.apps import statefulset_template_spec
@@ -75,12 +76,13 @@ def _manifests() -> list[Path]:
 
 @pytest.mark.parametrize("path", _manifests(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_manifests_the_server_accepts_pass(path: Path) -> None:
-    """Regression guard: we must not refuse what the API server accepts."""
+    """Regression guard: we must not refuse what the API server accepts (nor what the golden cases hold:
+    the few rules they break are tolerated with a warning, see intake.TOLERATED)."""
     kinds = validated_kinds()
     for raw in _documents(path):
         kind = raw.get("kind")
         if kind in kinds:
-            errs = validate(kind, decode(kind, raw))
+            errs = [e for e in validate(kind, decode(kind, raw)) if e.detail not in TOLERATED]
             assert errs == [], f"{kind} {raw['metadata'].get('name')}: {errs[0]}"
 
 
@@ -134,4 +136,4 @@ def test_template_quantities_are_checked_at_decode() -> None:
     for kind in ("ReplicationController", "ReplicaSet", "StatefulSet"):
         with pytest.raises(DecodeError) as err:
             decode(kind, raw)
-        assert err.value.field == "spec.template.spec.containers[0].resources.limits.cpu"
+        assert err.value.field == "spec.template.spec.containers[0].resources.limits[cpu]"

@@ -18,7 +18,8 @@ from kubesched.api.decode import KINDS, decode
 from kubesched.api.validation import validate, validated_kinds
 from kubesched.api.validation.pod import validate_pod_spec
 from kubesched.config.field import FieldError, to_aggregate
-from kubesched.simulate.scenario import load_documents, object_ref
+from kubesched.simulate.scenario import object_ref
+from kubesched.simulate.yamlstream import Flagged, iter_documents
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus" / "pod"
@@ -31,7 +32,8 @@ def _expected(directory: Path) -> list[tuple[str, dict[str, str]]]:
 
 
 def _documents(path: Path) -> list[dict[str, Any]]:
-    return [d for d in load_documents(path.read_text(), str(path)) if isinstance(d, dict) and d.get("kind")]
+    docs = [d.data if isinstance(d, Flagged) else d for d in iter_documents(path.read_text(), workers=1)]
+    return [d for d in docs if isinstance(d, dict) and d.get("kind")]
 
 
 def _ref(doc: dict[str, Any]) -> str:
