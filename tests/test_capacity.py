@@ -169,7 +169,7 @@ def test_refused_replica_names_the_pod_file(capsys: pytest.CaptureFixture[str], 
     code, out, err = _cli(capsys, "capacity", str(cluster), "--pod", str(POD))
     assert code == 2 and out == ""
     assert err == (
-        f'error: {POD}: Pod default/frontend: pods "frontend-0" is forbidden: '
+        f'error: {POD}: Pod default/frontend: pods "frontend" is forbidden: '
         "no PriorityClass with name production was found\n"
     )
 

@@ -59,10 +59,13 @@ class CapacityResult:
         }
 
 
-def load_pod(path: str, validation: FieldValidation = FieldValidation.STRICT) -> Manifest:
-    """The one Pod of `path`, decoded as scenario pods are (errors name the file, the pod and the field)."""
+def load_pod(
+    path: str, validation: FieldValidation = FieldValidation.STRICT, cluster: Scenario | None = None
+) -> Manifest:
+    """The one Pod of `path`, decoded as scenario pods are (errors name the file, the pod and the field),
+    admitted into `cluster` (its PriorityClasses)."""
     text, source = read_text(path)
-    docs = parse_scenario(text, source, validation=validation).manifests
+    docs = parse_scenario(text, source, validation=validation, existing=cluster).manifests
     pods = [m for m in docs if m.kind == "Pod"]
     if len(docs) != 1 or len(pods) != 1:
         kinds = ", ".join(m.kind for m in docs) or "nothing"

@@ -95,7 +95,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
 
     config = _config_with_plugins(args.config)
     scenario = _load(args.cluster, args)
-    template = capacity.load_pod(args.pod, args.validate)
+    template = capacity.load_pod(args.pod, args.validate, scenario)
     result = capacity.capacity(scenario, template, config, args.max, args.seed, args.pod, args.config)
     if args.output == "json":
         print(capacity.to_json(result))

@@ -204,11 +204,15 @@ def test_existing_pods_anti_affinity_names_the_repelling_pod() -> None:
 # ---------------------------------------------------------------- preemption, PreFilter, sampling, ties
 
 
+def priority_class(name: str, value: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
 def test_preemption_dry_run_matches_what_the_scheduler_then_does() -> None:
-    pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}
-    low = {"priority": 10}
+    low = {"priorityClassName": "low"}
     sc = scenario(
-        pc,
+        priority_class("high", 1000),
+        priority_class("low", 10),
         node("n1"),
         node("n2"),
         pod("small", "1", "n1", **low),
@@ -231,11 +235,12 @@ def test_preemption_dry_run_matches_what_the_scheduler_then_does() -> None:
 
 
 def test_preemption_per_node_victims_when_it_stays_pending() -> None:
-    low = {"priority": 10}
     sc = scenario(
+        priority_class("low", 10),
+        {**priority_class("high", 100), "preemptionPolicy": "Never"},
         node("n1"),
-        pod("victim", "3", "n1", **low),
-        pod("p", "2", priority=100, preemptionPolicy="Never"),
+        pod("victim", "3", "n1", priorityClassName="low"),
+        pod("p", "2", priorityClassName="high"),
     )
     ex = explain(sc, "p")
     assert ex.capture is not None and ex.capture.preemption is not None

@@ -129,9 +129,11 @@ def admit(
     level: FieldValidation = FieldValidation.STRICT,
     warn: Warn | None = None,
     duplicates: Sequence[tuple[str, str, int]] = (),
+    admission: Callable[[Any], str | None] | None = None,
 ) -> Any:
     """The typed object for `raw` (of a kind resolve_kind returned), or IntakeError. `duplicates`: the
-    keys the reader saw twice, as (field path, key, line; 0 for JSON, which gives no line)."""
+    keys the reader saw twice, as (field path, key, line; 0 for JSON, which gives no line). `admission`:
+    the mutating admission checks that run between decoding and validation (its refusal, or None)."""
     info = openapi.served(str(raw.get("apiVersion")), kind)
     problems = openapi.check(info, raw) if info is not None else None
     if problems is not None and problems.type_error is not None:
@@ -152,6 +154,10 @@ def admit(
         obj = decode(kind, raw)
     except DecodeError as err:
         raise IntakeError(err.message, err.field) from None
+    if admission is not None:
+        refusal = admission(obj)
+        if refusal:
+            raise IntakeError(refusal)
     errors = validate(kind, obj)
     refused = [e for e in errors if e.detail not in TOLERATED]
     if refused:

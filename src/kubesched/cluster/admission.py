@@ -166,6 +166,40 @@ def admit_priority(pod: Pod, classes: dict[str, PriorityClass]) -> Pod:
     return msgspec.structs.replace(pod, spec=msgspec.structs.replace(spec, priority=value, preemption_policy=policy))
 
 
+def priority_refusal(pod: Pod, classes: dict[str, PriorityClass]) -> str | None:
+    """The Priority admission plugin's refusal of a pod on create, in its words; None if it admits it.
+
+    admit_priority fills priority and preemptionPolicy in; a pod that sets them itself must agree with
+    what the plugin computes, or the API server refuses it.
+    """
+    spec = pod.spec
+    name = spec.priority_class_name
+    if name:
+        if name in SYSTEM_PRIORITY_CLASSES and name not in classes:
+            value, policy = SYSTEM_PRIORITY_CLASSES[name], PREEMPT_LOWER_PRIORITY
+        elif name in classes:
+            value, policy = classes[name].value, classes[name].preemption_policy or PREEMPT_LOWER_PRIORITY
+        else:
+            return f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found'
+    else:
+        default = global_default_class(classes)
+        value = default.value if default is not None else 0
+        policy = (default.preemption_policy if default is not None else "") or PREEMPT_LOWER_PRIORITY
+    forbidden = f'pods "{pod.metadata.name}" is forbidden: '
+    computed = "priority admission controller computed"
+    if spec.priority is not None and spec.priority != value:
+        return (
+            f"{forbidden}the integer value of priority ({spec.priority}) must not be provided in pod spec; "
+            f"{computed} {value} from the given PriorityClass name"
+        )
+    if spec.preemption_policy and spec.preemption_policy != policy:
+        return (
+            f"{forbidden}the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided in "
+            f"pod spec; {computed} {policy} from the given PriorityClass name"
+        )
+    return None
+
+
 def global_default_class(classes: dict[str, PriorityClass]) -> PriorityClass | None:
     """The globalDefault class; with several (which the API server forbids) the lowest value wins."""
     defaults = [pc for pc in classes.values() if pc.global_default]

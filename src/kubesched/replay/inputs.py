@@ -11,13 +11,13 @@ from kubesched.simulate.scenario import Manifest, Scenario, load_scenario
 
 
 def load_templates_file(
-    path: str | Path, validation: FieldValidation = FieldValidation.STRICT, notes: list[str] | None = None
+    path: str | Path, validation: FieldValidation = FieldValidation.STRICT, cluster: Scenario | None = None
 ) -> list[Manifest]:
-    """Pod manifests (multi-document YAML) for the trace to copy; nothing else is allowed there. The
-    loader's notes go to `notes`."""
-    sc = load_scenario(path, validation=validation)
-    if notes is not None:
-        notes += sc.notes
+    """Pod manifests (multi-document YAML) for the trace to copy; nothing else is allowed there. They are
+    admitted into `cluster` (its PriorityClasses), whose notes get the loader's."""
+    sc = load_scenario(path, validation=validation, existing=cluster)
+    if cluster is not None:
+        cluster.notes += sc.notes
     pods = []
     for m in sc.manifests:
         if m.kind != "Pod":
@@ -41,7 +41,7 @@ def load_inputs(
     manifests = list(scenario.pending_pods())
     sources = [scenario.source]
     if templates is not None:
-        manifests += load_templates_file(templates, validation, scenario.notes)
+        manifests += load_templates_file(templates, validation, scenario)
         sources.append(str(templates))
     classes = {m.obj.metadata.name for m in scenario.manifests if m.kind == "PriorityClass"}
     tr = load_trace(trace, Templates(manifests, sources), classes)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ import yaml
 from kubesched.api.decode import NAMESPACED
 from kubesched.api.intake import FieldValidation, IntakeError, Skip, admit, resolve_kind
 from kubesched.api.validation.scheduling import check_global_default
+from kubesched.cluster.admission import priority_refusal
 from kubesched.collector import collector_paused
 from kubesched.errors import InputError
 from kubesched.simulate.jsonstream import JSONStreamError, iter_json_documents, looks_like_json
@@ -162,13 +163,17 @@ def parse_scenario(
     workers: int | None = None,
     validation: FieldValidation = FieldValidation.STRICT,
     seed: int = 0,
+    existing: Scenario | None = None,
 ) -> Scenario:
     """The scenario in `text`, every object taken in as the API server would (kubesched.api.intake).
 
     `workers` is how many processes may read the YAML (see iter_documents); `validation` is kubectl's
-    --validate level for unknown and duplicate fields; `seed` makes generated names (generateName).
+    --validate level for unknown and duplicate fields; `seed` makes generated names (generateName);
+    `existing`: a cluster already loaded whose objects admission sees (a pod file's PriorityClasses).
     """
     loader = _Loader(Scenario(source=source), _RawSource(text), validation, seed)
+    if existing is not None:
+        loader.classes.update((m.obj.metadata.name, m.obj) for m in existing.manifests if m.kind == "PriorityClass")
     first_error: InputError | None = None
     i = 0
     try:
@@ -213,6 +218,7 @@ class _Loader:
         self.rng = random.Random(seed)
         self.skipped: dict[tuple[str, str], list[Any]] = {}
         self.names: set[tuple[str, str, str]] = set()
+        self.classes: dict[str, Any] = {}  # PriorityClasses read so far, by name
 
     def document(self, doc: Any, i: int) -> None:
         duplicates: tuple[DuplicateKey, ...] = ()
@@ -292,7 +298,7 @@ class _Loader:
             self.sc.notes.append("warning: " + str(InputError(source, message, ref, field_path)))
 
         try:
-            obj = admit(kind, raw, self.validation, warn, duplicates)
+            obj = admit(kind, raw, self.validation, warn, duplicates, self.admission(kind))
         except IntakeError as err:
             raise InputError(source, err.message, ref, err.field) from None
         if kind == "PriorityClass":
@@ -300,9 +306,16 @@ class _Loader:
             refused = check_global_default(obj, (m.obj for m in self.sc.manifests if m.kind == "PriorityClass"))
             if refused:
                 raise InputError(source, refused, ref)
+            self.classes[obj.metadata.name] = obj
         self.sc.manifests.append(Manifest(kind, obj, None, i, self.raws, patch))
         if kind in _CONTROLLERS:
             self.controller_note(raw, ref)
+
+    def admission(self, kind: str) -> Callable[[Any], str | None] | None:
+        """The Priority admission plugin for pods, against the classes read so far (created before)."""
+        if kind != "Pod":
+            return None
+        return lambda pod: priority_refusal(pod, self.classes)
 
     def generate_name(self, kind: str, meta: Mapping[str, Any]) -> str:
         """The API server's SimpleNameGenerator: the prefix (at most 58 characters) and 5 random ones."""
@@ -391,7 +404,8 @@ def load_scenario(
     workers: int | None = None,
     validation: FieldValidation = FieldValidation.STRICT,
     seed: int = 0,
+    existing: Scenario | None = None,
 ) -> Scenario:
     """A scenario file (YAML or JSON; "-" for standard input): see parse_scenario."""
     text, source = read_text(path)
-    return parse_scenario(text, source, workers, validation, seed)
+    return parse_scenario(text, source, workers, validation, seed, existing)

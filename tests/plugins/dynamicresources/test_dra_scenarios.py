@@ -180,9 +180,10 @@ def test_missing_class_and_missing_claim() -> None:
 
 
 def test_batch_gives_scarce_devices_by_priority() -> None:
-    docs = [GPU_CLASS, _node("n1"), _slice("n1", [gpu("gpu-0")]), _template("one")]
+    high_class = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 100}
+    docs = [GPU_CLASS, high_class, _node("n1"), _slice("n1", [gpu("gpu-0")]), _template("one")]
     low, high = _pod("low", template="one"), _pod("high", template="one")
-    high["spec"]["priority"] = 100
+    high["spec"]["priorityClassName"] = "hi"
     pods, claims = _run([*docs, low, high], mode="batch")
     assert (pods["high"].node, pods["low"].node) == ("n1", None)
     assert list(claims) == ["default/high-gpu-xxxxx"]
