@@ -180,7 +180,8 @@ def test_missing_class_and_missing_claim() -> None:
 
 
 def test_batch_gives_scarce_devices_by_priority() -> None:
-    high_class = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 100}
+    high_class = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}}
+    high_class["value"] = 100
     docs = [GPU_CLASS, high_class, _node("n1"), _slice("n1", [gpu("gpu-0")]), _template("one")]
     low, high = _pod("low", template="one"), _pod("high", template="one")
     high["spec"]["priorityClassName"] = "hi"
