@@ -12,7 +12,13 @@ from __future__ import annotations
 import msgspec
 
 from kubesched.api.apps import ReplicaSet, StatefulSet, StatefulSetUpdateStrategy
-from kubesched.api.core import PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, Volume
+from kubesched.api.core import (
+    PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource,
+    PodSpec,
+    PodTemplateSpec,
+    Volume,
+)
 from kubesched.api.labels import SelectorError, label_selector
 from kubesched.api.meta import LabelSelector
 from kubesched.api.validation import validator
@@ -28,7 +34,9 @@ from kubesched.api.validation.meta import (
     validate_label_selector,
     validate_object_meta,
 )
-from kubesched.config.field import FieldError, GoJSON, child, index, invalid, not_supported, required
+from kubesched.api.validation.pod import validate_template_pod
+from kubesched.api.validation.volumes import validate_persistent_volume_claim_spec
+from kubesched.config.field import FieldError, GoJSON, child, invalid, not_supported, required
 
 
 def selector_value(sel: LabelSelector) -> GoJSON:
@@ -89,6 +97,7 @@ def validate_replica_set(rs: ReplicaSet) -> list[FieldError]:
         if not _selects_template(spec.selector, spec.template):
             errs.append(selector_mismatch(spec.template, path))
         errs += validate_template(spec.template, path)
+        errs += validate_template_pod(spec.template, path)
         errs += validate_template_restart(spec.template, path, "ReplicaSet")
     return errs
 
@@ -135,21 +144,6 @@ def statefulset_template_spec(ss: StatefulSet) -> PodSpec:
     return msgspec.structs.replace(spec, volumes=claims + [v for v in spec.volumes if v.name not in names])
 
 
-def _claim_volume_errors(ss: StatefulSet, path: str) -> list[FieldError]:
-    """What the pod spec validation says of the claim-made volumes (the first of the merged list):
-    a claimName and a name are required, and the name is a DNS label."""
-    errs: list[FieldError] = []
-    spec = statefulset_template_spec(ss)
-    for i, vol in enumerate(spec.volumes[: len({c.metadata.name for c in ss.spec.volume_claim_templates})]):
-        vp = index(child(path, "volumes"), i)
-        if not vol.name:
-            errs.append(required(child(vp, "persistentVolumeClaim", "claimName")))
-            errs.append(required(child(vp, "name")))
-        else:
-            errs += [invalid(child(vp, "name"), vol.name, m) for m in name_is_dns_label(vol.name, False)]
-    return errs
-
-
 @validator("StatefulSet")
 def validate_stateful_set(ss: StatefulSet) -> list[FieldError]:
     """ValidateStatefulSet as v1.34.1 runs it (policies defaulted: OrderedReady, RollingUpdate, Retain)."""
@@ -165,6 +159,9 @@ def validate_stateful_set(ss: StatefulSet) -> list[FieldError]:
             if value and value not in _RETENTION_POLICIES:
                 where = child("spec.persistentVolumeClaimRetentionPolicy", field_name)
                 errs.append(not_supported(where, value, _RETENTION_POLICIES))
+    for i, claim in enumerate(spec.volume_claim_templates):
+        cp = f"spec.volumeClaimTemplates[{i}].spec"
+        errs += validate_persistent_volume_claim_spec(claim.spec or PersistentVolumeClaimSpec(), cp)
     errs += validate_nonnegative(1 if spec.replicas is None else spec.replicas, "spec.replicas")
     errs += validate_nonnegative(spec.min_ready_seconds, "spec.minReadySeconds")
     if spec.ordinals is not None:
@@ -178,6 +175,6 @@ def validate_stateful_set(ss: StatefulSet) -> list[FieldError]:
         if not _selects_template(spec.selector, spec.template):
             errs.append(selector_mismatch(spec.template, path))
         errs += validate_template(spec.template, path)
-        errs += _claim_volume_errors(ss, child(path, "spec"))
+        errs += validate_template_pod(spec.template, path, statefulset_template_spec(ss))
     errs += validate_template_restart(spec.template, path, "StatefulSet")
     return errs

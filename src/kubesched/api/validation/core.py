@@ -44,6 +44,7 @@ from kubesched.api.validation.meta import (
     validate_labels,
     validate_object_meta,
 )
+from kubesched.api.validation.pod import validate_template_pod
 from kubesched.config.field import (
     DUPLICATE,
     FieldError,
@@ -371,6 +372,7 @@ def validate_template_for_rc(
     if selector and any(labels.get(k) != v for k, v in selector.items()):
         errs.append(selector_mismatch(template, path))
     errs += validate_template(template, path)
+    errs += validate_template_pod(template, path)
     errs += validate_template_restart(template, path, "ReplicationController")
     return errs
 

@@ -15,6 +15,7 @@ fields here are what a pod template (which admission does not see) is refused fo
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import msgspec
 
@@ -86,6 +87,14 @@ def validate_pod_spec(
     """
     errs = validate_volumes(spec.volumes, meta, path + ".volumes") if spec.volumes else []
     return errs + _validate_spec_after_volumes(spec, path, meta, is_pod)
+
+
+def validate_template_pod(template: Any, path: str, spec: PodSpec | None = None) -> list[FieldError]:
+    """The pod part of ValidatePodTemplateSpec (a controller's template): its pod annotations and its
+    spec; `spec` in place of the template's own where the controller adds to it (StatefulSet claims)."""
+    spec = template.spec if spec is None else spec
+    errs = validate_pod_annotations(template.metadata.annotations, spec, path + ".annotations")
+    return errs + validate_pod_spec(spec, path + ".spec")
 
 
 def _validate_spec_after_volumes(spec: PodSpec, path: str, meta: ObjectMeta | None, is_pod: bool) -> list[FieldError]:

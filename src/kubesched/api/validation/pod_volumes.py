@@ -31,6 +31,7 @@ from kubesched.api.validation.meta import (
     validate_annotations,
     validate_labels,
 )
+from kubesched.api.validation.volumes import validate_persistent_volume_claim_spec
 from kubesched.config.field import FieldError, duplicate, forbidden, index, invalid, required, too_long
 from kubesched.config.gofmt import go_quote
 from kubesched.config.names import is_dns1123_subdomain
@@ -121,10 +122,8 @@ def _template_meta(meta: ObjectMeta, path: str) -> list[FieldError]:
 
 
 def _claim_spec(spec: PersistentVolumeClaimSpec | None, path: str) -> list[FieldError]:
-    """ValidatePersistentVolumeClaimSpec on a claim template. The PersistentVolumeClaim rules belong to
-    the PVC validation of the storage kinds, which is to be called here; on its own this module does
-    not check the template's spec."""
-    return []
+    """ValidatePersistentVolumeClaimSpec on a claim template (a missing spec is an empty one)."""
+    return validate_persistent_volume_claim_spec(spec or PersistentVolumeClaimSpec(), path)
 
 
 def _ephemeral(src: EphemeralVolumeSource, path: str, vol_name: str, meta: ObjectMeta | None) -> list[FieldError]:

@@ -18,6 +18,7 @@ from kubesched.api.core import (
     CSIPersistentVolumeSource,
     PersistentVolume,
     PersistentVolumeClaim,
+    PersistentVolumeClaimSpec,
     PersistentVolumeSpec,
 )
 from kubesched.api.quantity import QuantityError, parse_quantity
@@ -317,22 +318,27 @@ def validate_persistent_volume(pv: PersistentVolume) -> list[FieldError]:
 def validate_persistent_volume_claim(pvc: PersistentVolumeClaim) -> list[FieldError]:
     """ValidatePersistentVolumeClaim on create (dataSource and dataSourceRef are not checked)."""
     errs = validate_object_meta(pvc.metadata, True, name_is_dns_subdomain)
-    spec = pvc.spec
+    return errs + validate_persistent_volume_claim_spec(pvc.spec, "spec")
+
+
+def validate_persistent_volume_claim_spec(spec: PersistentVolumeClaimSpec, path: str) -> list[FieldError]:
+    """ValidatePersistentVolumeClaimSpec: a claim's, or a claim template's (ephemeral volumes, StatefulSets)."""
+    errs: list[FieldError] = []
     if not spec.access_modes:
-        errs.append(required("spec.accessModes", "at least 1 access mode is required"))
+        errs.append(required(f"{path}.accessModes", "at least 1 access mode is required"))
     if spec.selector is not None:
-        errs += validate_label_selector(spec.selector, "spec.selector")
-    errs += validate_access_modes(spec.access_modes, "spec.accessModes")
+        errs += validate_label_selector(spec.selector, f"{path}.selector")
+    errs += validate_access_modes(spec.access_modes, f"{path}.accessModes")
     # Upstream keys the storage request on spec.resources, not spec.resources.requests.
     storage = spec.resources.requests.get("storage")
     if storage is None:
-        errs.append(required("spec.resources[storage]"))
+        errs.append(required(f"{path}.resources[storage]"))
     elif not _positive(storage):
-        errs.append(invalid("spec.resources[storage]", _quantity_text(storage), NOT_POSITIVE))
+        errs.append(invalid(f"{path}.resources[storage]", _quantity_text(storage), NOT_POSITIVE))
     if spec.storage_class_name:
-        errs += validate_class_name(spec.storage_class_name, "spec.storageClassName")
+        errs += validate_class_name(spec.storage_class_name, f"{path}.storageClassName")
     if spec.volume_mode is not None and spec.volume_mode not in VOLUME_MODES:
-        errs.append(not_supported("spec.volumeMode", spec.volume_mode, VOLUME_MODES))
+        errs.append(not_supported(f"{path}.volumeMode", spec.volume_mode, VOLUME_MODES))
     if spec.volume_attributes_class_name:
-        errs += validate_class_name(spec.volume_attributes_class_name, "spec.volumeAttributesClassName")
+        errs += validate_class_name(spec.volume_attributes_class_name, f"{path}.volumeAttributesClassName")
     return errs
