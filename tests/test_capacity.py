@@ -11,6 +11,7 @@ import yaml
 
 from kubesched.capacity import capacity, load_pod
 from kubesched.cli import main
+from kubesched.errors import InputError
 from kubesched.simulate.runner import Simulation
 from kubesched.simulate.scenario import parse_scenario
 
@@ -159,8 +160,15 @@ def test_bad_pod_file(capsys: pytest.CaptureFixture[str], tmp_path: Path, pod_ya
 
 
 def test_bad_max(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _cli(capsys, "capacity", str(CLUSTER), "--pod", str(POD), "--max", "-1")
-    assert code == 2 and err == "error: --max: must be 0 or more, not -1\n"
+    with pytest.raises(SystemExit) as info:  # refused by argparse before any file is read
+        main(["capacity", str(CLUSTER), "--pod", str(POD), "--max", "-1"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "kubesched capacity: error: argument --max: must be an integer >= 0, got '-1'\n"
+    )
+    sc = parse_scenario(CLUSTER.read_text(), str(CLUSTER))
+    with pytest.raises(InputError, match=r"^--max: must be 0 or more, not -1$"):  # and by the library
+        capacity(sc, load_pod(str(POD)), None, -1)
 
 
 def test_refused_replica_names_the_pod_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -207,6 +207,10 @@ def bench(
 ) -> BenchResult:
     if workload not in WORKLOADS:
         raise ValueError(f"unknown workload {workload!r}: one of {', '.join(WORKLOADS)}")
+    # Initial pods are spread over the nodes (i % nodes) and rates divide by the pods: none may be empty.
+    for name, value, low in (("nodes", nodes, 1), ("pods", pods, 1), ("init_pods", init_pods, 0), ("reps", reps, 1)):
+        if value < low:
+            raise ValueError(f"{name} must be >= {low}, got {value}")
     runs = []
     for rep in range(reps):
         if profile and rep == 0:

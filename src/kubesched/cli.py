@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import os
 import sys
@@ -11,6 +12,7 @@ from typing import Any
 
 from kubesched import __version__
 from kubesched.api.intake import add_validate_argument
+from kubesched.cliargs import check_output, int_at_least, seconds
 from kubesched.config import ConfigError, load_config_file
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
@@ -137,6 +139,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     from kubesched.bench import bench
 
+    if args.profile:
+        check_output(args.profile)  # before the run, not after it
+
     def progress(rep: int, r: object) -> None:
         if args.output != "json":
             print(f"  run {rep + 1}: {r.pods_per_second:.0f} pods/s ({r.seconds:.2f} s)", file=sys.stderr)  # type: ignore[attr-defined]
@@ -196,11 +201,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from kubesched.report.data import ReportMeta, report_dict, to_json
     from kubesched.report.table import summary_table
 
-    if args.until is not None and not args.until >= 0:
-        raise InputError("--until", f"must be a number of seconds >= 0, got {args.until}")
     for out in (args.report, args.json):
-        if out and out != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
-            raise InputError(out, "cannot write: no such directory")  # before the replay, not after it
+        if out:
+            check_output(out)  # before the replay, not after it
     if args.report:
         from kubesched.report.html import require_plotly
 
@@ -291,10 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--workload", choices=("basic", "podaffinity", "antiaffinity", "spread", "preemption"), default="basic"
     )
-    b.add_argument("--nodes", type=int, default=500)
-    b.add_argument("--pods", type=int, default=1000, help="measured pods")
-    b.add_argument("--init-pods", type=int, default=500, help="pods bound before the clock starts")
-    b.add_argument("--reps", type=int, default=3)
+    b.add_argument("--nodes", type=int_at_least(1), default=500)
+    b.add_argument("--pods", type=int_at_least(1), default=1000, help="measured pods")
+    b.add_argument("--init-pods", type=int_at_least(0), default=500, help="pods bound before the clock starts")
+    b.add_argument("--reps", type=int_at_least(1), default=3)
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--profile", help="write a cProfile of the first run to this file")
     b.add_argument("-o", "--output", choices=("text", "json"), default="text")
@@ -316,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--report", metavar="OUT.html", help="write a self-contained HTML report with plots")
     rp.add_argument("--json", metavar="OUT.json", help="write the report's figures as JSON ('-': stdout)")
     rp.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
-    rp.add_argument("--until", type=float, help="stop the replay at this virtual time (seconds)")
+    rp.add_argument("--until", type=seconds(), help="stop the replay at this virtual time (seconds)")
     rp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     rp.set_defaults(func=cmd_replay)
 
@@ -344,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("cluster", help="the cluster YAML (a scenario; its pending pods are scheduled first)")
     cap.add_argument("--pod", required=True, help="YAML file with the pod to replicate")
     add_validate_argument(cap)
-    cap.add_argument("--max", type=int, default=None, metavar="N", help="stop after N replicas")
+    cap.add_argument("--max", type=int_at_least(0), default=None, metavar="N", help="stop after N replicas")
     cap.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
     cap.add_argument("-o", "--output", choices=("table", "json"), default="table")
     cap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
@@ -376,6 +379,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
+    except OSError as err:
+        if err.filename is not None:
+            raise  # a file the command itself should have reported: a bug, keep its traceback
+        # stdout cannot take the output (`| head` closed the pipe, a full disk): one line, no traceback;
+        # stdout goes to /dev/null so that the flush at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if err.errno == errno.EPIPE:
+            return 141  # as a shell reports a command killed by SIGPIPE
+        print(f"error: cannot write the output: {err.strerror or err}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -180,5 +180,10 @@ def test_cli_reports_bad_input_in_one_line(tmp_path: Path, capsys: pytest.Captur
     good = [str(tmp_path / "c.yaml"), str(tmp_path / "t2.csv")]
     assert main(["replay", *good, "--json", str(tmp_path / "no" / "x.json")]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path / 'no' / 'x.json'}: cannot write: no such directory\n"
-    assert main(["replay", *good, "--until", "-1"]) == 2
-    assert capsys.readouterr().err == "error: --until: must be a number of seconds >= 0, got -1.0\n"
+    with pytest.raises(SystemExit) as info:  # refused by argparse, as a non-number is
+        main(["replay", *good, "--until", "-1"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(
+        "kubesched replay: error: argument --until: must be a finite number of seconds >= 0, got '-1'\n"
+    )

@@ -11,6 +11,10 @@ import time
 from datetime import UTC, datetime, timedelta
 
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+# The latest virtual time input may ask for (trace arrivals, durations), about 317 years: the clock's
+# datetimes (creation timestamps, conditions, events) must stay valid datetimes (year 9999 is ~2.5e11 s
+# away) with room for the durations, backoffs and grace periods that come after the last arrival.
+MAX_SECONDS = 1e10
 
 
 class Clock:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
+
+from kubesched.cliargs import int_at_least, port
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -10,9 +13,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--context", help="kubeconfig context to use")
     p.add_argument("--config", help="KubeSchedulerConfiguration file (profiles, leaderElection, clientConnection)")
     p.add_argument("--bind-address", default="127.0.0.1", help="address of /metrics, /healthz, /readyz, /livez")
-    p.add_argument("--port", type=int, default=10259, help="port of /metrics and the health checks (0: any)")
+    p.add_argument("--port", type=port, default=10259, help="port of /metrics and the health checks (0: any)")
     p.add_argument("--identity", help="leader election identity (default: hostname_uuid)")
-    p.add_argument("--bind-workers", type=int, help="concurrent binds (default: the config's parallelism)")
+    p.add_argument("--bind-workers", type=int_at_least(1), help="concurrent binds (default: the config's parallelism)")
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equally scored nodes")
     p.add_argument("--logging-format", choices=("text", "json"), default="text")
     p.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity (4+: debug)")
@@ -35,16 +38,22 @@ def run(args: argparse.Namespace) -> int:
 
     # Refused at start-up, as kube-scheduler refuses a bad profile before it connects.
     check_profiles(config, args.config or "<default configuration>")
+    from kubesched.live.health import ListenError
     from kubesched.live.kubeconfig import load_connection
     from kubesched.live.runner import LiveScheduler
 
     conn = load_connection(args.kubeconfig or config.client_connection.kubeconfig or None, args.context)
-    return LiveScheduler(
-        config,
-        conn,
-        bind_address=args.bind_address,
-        port=args.port,
-        identity=args.identity,
-        seed=args.seed,
-        bind_workers=args.bind_workers,
-    ).run()
+    try:
+        return LiveScheduler(
+            config,
+            conn,
+            bind_address=args.bind_address,
+            port=args.port,
+            identity=args.identity,
+            seed=args.seed,
+            bind_workers=args.bind_workers,
+        ).run()
+    except ListenError as err:
+        # A runtime failure, as `kubesched serve` reports one: status 1, one line.
+        print(f"error: {err}", file=sys.stderr)
+        return 1

@@ -45,11 +45,19 @@ def health_app(
     return app
 
 
+class ListenError(RuntimeError):
+    """The health and metrics port cannot be opened (in use, or an address this host does not have)."""
+
+
 async def start_health_server(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as err:
+        await runner.cleanup()
+        raise ListenError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
     sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
     actual = sockets[0].getsockname()[1] if sockets else port
     return runner, actual

@@ -71,6 +71,14 @@ def _ssl_context(cfg: Any) -> ssl.SSLContext | None:
     return ctx
 
 
+def _check_readable(path: str) -> None:
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+
+
 def load_connection(kubeconfig: str | None = None, context: str | None = None) -> Connection:
     """From a kubeconfig file, or (none given) the in-cluster service account."""
     try:
@@ -78,9 +86,12 @@ def load_connection(kubeconfig: str | None = None, context: str | None = None) -
         from kubernetes import config as k8s_config
     except ImportError:
         raise InputError("kubeconfig", "kubesched run needs the 'live' extra: pip install 'kubesched[live]'") from None
+    import yaml
+
     cfg = k8s_client.Configuration()
     try:
         if kubeconfig:
+            _check_readable(kubeconfig)
             k8s_config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
         elif os.environ.get("KUBERNETES_SERVICE_HOST"):
             k8s_config.load_incluster_config(client_configuration=cfg)
@@ -90,9 +101,20 @@ def load_connection(kubeconfig: str | None = None, context: str | None = None) -
             )
     except k8s_config.ConfigException as err:
         raise InputError(kubeconfig or "in-cluster config", str(err)) from None
+    except yaml.YAMLError as err:
+        raise InputError(str(kubeconfig), f"malformed YAML: {' '.join(str(err).split())}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(str(kubeconfig), f"not UTF-8 text: {err.reason} at byte {err.start}") from None
+    except (TypeError, AttributeError, KeyError, ValueError) as err:
+        # The loader indexes the document as it expects it to be: anything else fails deep inside it.
+        raise InputError(str(kubeconfig), f"not a kubeconfig ({type(err).__name__}: {err})") from None
+    try:
+        ssl_context = _ssl_context(cfg)
+    except (OSError, ssl.SSLError) as err:
+        raise InputError(kubeconfig or "in-cluster config", f"unusable TLS files: {err.strerror or err}") from None
     return Connection(
         server=cfg.host.rstrip("/"),
-        ssl_context=_ssl_context(cfg),
+        ssl_context=ssl_context,
         server_hostname=getattr(cfg, "tls_server_name", None) or None,
         auth_header=_CachedAuth(cfg),
     )

@@ -37,6 +37,7 @@ from kubesched.api.core import Pod
 from kubesched.api.decode import DecodeError, decode
 from kubesched.api.meta import ObjectMeta
 from kubesched.api.scheduling import SYSTEM_PRIORITY_CLASSES
+from kubesched.cluster.clock import MAX_SECONDS
 from kubesched.errors import InputError
 from kubesched.simulate.scenario import Manifest
 
@@ -188,25 +189,36 @@ def detect_format(path: str, text: str) -> str:
 # ------------------------------------------------------------------ fields
 
 
+def _shown(value: Any) -> str:
+    """The value as the user wrote it, cut short: a 400-digit number need not fill the terminal."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
 def _seconds(value: Any, source: str, line: int, field: str, optional: bool) -> float | None:
     if value is None or (isinstance(value, str) and value == ""):
         if optional:
             return None
         raise InputError(source, "required", f"line {line}", field)
-    if isinstance(value, bool):
-        raise InputError(source, f"must be a number of seconds, got {value!r}", f"line {line}", field)
-    if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            raise InputError(source, f"must be a number of seconds, got {value!r}", f"line {line}", field) from None
-    elif isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InputError(source, f"must be a number of seconds, got {_shown(value)}", f"line {line}", field)
+    try:
         number = float(value)
-    else:
-        raise InputError(source, f"must be a number of seconds, got {value!r}", f"line {line}", field)
+    except ValueError:
+        raise InputError(source, f"must be a number of seconds, got {_shown(value)}", f"line {line}", field) from None
+    except OverflowError:  # a JSON integer with hundreds of digits
+        number = math.inf
     if not math.isfinite(number) or number < 0:
-        raise InputError(source, f"must be a finite number >= 0, got {value!r}", f"line {line}", field)
-    return number
+        raise InputError(source, f"must be a finite number >= 0, got {_shown(value)}", f"line {line}", field)
+    if number > MAX_SECONDS:
+        # The virtual clock could not date what happens then (a datetime ends at year 9999).
+        raise InputError(
+            source,
+            f"must be at most {MAX_SECONDS:,.0f} seconds (about 317 years), got {_shown(value)}",
+            f"line {line}",
+            field,
+        )
+    return number + 0.0  # -0.0 is 0
 
 
 def _text(value: Any, source: str, line: int, field: str) -> str:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import copy
+import logging
 import random
+import re
 import string
 import time
 import uuid
@@ -25,41 +28,37 @@ from kubesched.api.decode import KINDS, DecodeError, decode
 from kubesched.cluster.admission import AdmissionError
 from kubesched.cluster.store import Conflict, NotFound
 from kubesched.live.resources import Resource
+from kubesched.serve import body as bodies
 from kubesched.serve import discovery, tables
 from kubesched.serve.cluster import ServedCluster
 from kubesched.serve.faults import Faults
+from kubesched.serve.fieldvalidation import (
+    field_validation,
+    go_json_sorted,
+    go_value,
+    json_patch_duplicates,
+    patch_strict_error,
+    strict_error,
+    warning_headers,
+)
 from kubesched.serve.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from kubesched.serve.selectors import SelectorError, field_matcher, label_matcher
+from kubesched.serve.status import ApiError, status_body
 from kubesched.serve.storage import Gone, Watcher
 
 JSON = "application/json"
 CONTINUE_TTL = 120.0
+# Paginated lists in progress (continue tokens) kept at once; the oldest go first (410 Expired, as a
+# compacted continue token gets upstream). Each holds the rest of its list.
+MAX_CONTINUES = 100
+MAX_JSON_PATCH_OPERATIONS = 10_000  # upstream's maxJSONPatchOperations
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+# The Warning texts of the request being served (fieldValidation=Warn); each request runs in a task of its own.
+_warnings: contextvars.ContextVar[list[str]] = contextvars.ContextVar("kubesched_serve_warnings")
 
-
-class ApiError(Exception):
-    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.message = message
-        self.details = details
-
-
-def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    st: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Success" if code < 300 else "Failure",
-    }
-    if message:
-        st["message"] = message
-    if reason:
-        st["reason"] = reason
-    if details:
-        st["details"] = details
-    st["code"] = code
-    return st
+log = logging.getLogger("kubesched.serve")
 
 
 def respond(obj: Any, status: int = 200) -> web.Response:
@@ -142,7 +141,7 @@ class ApiServer:
         }
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app = web.Application(client_max_size=bodies.MAX_BODY_BYTES)
         app.router.add_route("*", "/{tail:.*}", self.handle)
         return app
 
@@ -150,6 +149,7 @@ class ApiServer:
 
     async def handle(self, req: web.Request) -> web.StreamResponse:
         self.requests += 1
+        _warnings.set([])
         path = req.path.rstrip("/") or "/"
         try:
             if path in ("/healthz", "/livez", "/readyz"):
@@ -165,9 +165,22 @@ class ApiServer:
             route = self._route(path)
             if route is None:
                 raise ApiError(404, "NotFound", "the server could not find the requested resource")
-            return await self._dispatch(req, route)
+            return self._with_warnings(await self._dispatch(req, route))
         except ApiError as err:
-            return respond(status_body(err.code, err.reason, err.message, err.details), err.code)
+            resp = respond(status_body(err.code, err.reason, err.message, err.details), err.code)
+            return self._with_warnings(resp)
+        except web.HTTPException:
+            raise
+        except Exception as err:  # a bug must cost one request a 500, not the server
+            log.exception("Internal error serving %s %s", req.method, req.path)
+            message = f"Internal error occurred: {err}"
+            return respond(status_body(500, "InternalError", message, {"causes": [{"message": str(err)}]}), 500)
+
+    def _with_warnings(self, resp: web.StreamResponse) -> web.StreamResponse:
+        if not resp.prepared:
+            for header in warning_headers(_warnings.get()):
+                resp.headers.add("Warning", header)
+        return resp
 
     def _authenticate(self, req: web.Request) -> None:
         if self.token and req.headers.get("Authorization") != f"Bearer {self.token}":
@@ -248,7 +261,7 @@ class ApiServer:
         if verb == "bind":
             return await self._bind(req, route)
         if verb == "update":
-            body = await self._body(req)
+            body = await self._object_body(req, route, "UpdateOptions")
             return respond(self._typed_view(route, self._write(route, body, precondition=_rv_of(body))))
         if verb == "patch":
             return respond(self._typed_view(route, await self._patch(req, route)))
@@ -260,18 +273,22 @@ class ApiServer:
 
     # ------------------------------------------------------------ helpers
 
-    async def _body(self, req: web.Request) -> dict[str, Any]:
-        data = await req.read()
-        try:
-            if "yaml" in (req.content_type or ""):
-                import yaml
+    async def _object_body(self, req: web.Request, route: Route, options: str) -> dict[str, Any]:
+        """The object a create or update sends (JSON or YAML), its duplicate keys dealt with as the
+        request's fieldValidation says. `options`: CreateOptions or UpdateOptions."""
+        mode = field_validation(req, options)
+        kind = "Binding" if route.sub == "binding" else discovery.kind_name(route.resource)
+        body = bodies.decode_object(await bodies.read(req), "yaml" in (req.content_type or ""), kind)
+        self._duplicates(mode, body.duplicates, lambda: strict_error(body, kind, route.resource.group_version))
+        return body.data  # type: ignore[no-any-return]
 
-                body = yaml.safe_load(data)
-            else:
-                body = orjson.loads(data)
-        except Exception as err:  # noqa: BLE001 - any parse failure is the client's
-            raise ApiError(400, "BadRequest", f"the body of the request was in an unknown format: {err}") from None
-        return body  # type: ignore[no-any-return]
+    def _duplicates(self, mode: str, duplicates: list[str], strict: Callable[[], ApiError]) -> None:
+        """fieldValidation: Strict refuses, Warn answers with Warning headers, Ignore ignores."""
+        if not duplicates or mode == "Ignore":
+            return
+        if mode == "Strict":
+            raise strict()
+        _warnings.get().extend(duplicates)
 
     def _current(self, route: Route) -> dict[str, Any]:
         raw = self.store.get_raw(route.kind, route.key)
@@ -325,11 +342,13 @@ class ApiServer:
                     continue
                 if match(view):
                     items.append(view)
-        limit = int(req.query.get("limit") or 0)
+        limit = _int_param(req, "limit")
         meta: dict[str, Any] = {"resourceVersion": rv}
         if limit > 0 and len(items) > limit:
             items, rest = items[:limit], items[limit:]
             tok = uuid.uuid4().hex
+            while len(self._snapshots) >= MAX_CONTINUES:
+                del self._snapshots[next(iter(self._snapshots))]
             self._snapshots[tok] = (now, rv, rest)
             meta["continue"] = tok
             meta["remainingItemCount"] = len(rest)
@@ -344,7 +363,7 @@ class ApiServer:
     async def _watch(self, req: web.Request, route: Route) -> web.StreamResponse:
         match = self._matchers(req)
         rv_param = req.query.get("resourceVersion", "")
-        timeout = float(req.query.get("timeoutSeconds") or 1800)
+        timeout = _int_param(req, "timeoutSeconds") or 1800
         bookmarks = req.query.get("allowWatchBookmarks") in ("true", "1")
         as_table = "as=Table" in req.headers.get("Accept", "")
         core = route.resource.kind == "CoreEvent"
@@ -420,9 +439,7 @@ class ApiServer:
     async def _create(self, req: web.Request, route: Route) -> dict[str, Any]:
         if route.name:
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        body = await self._body(req)
-        if not isinstance(body, dict):
-            raise ApiError(400, "BadRequest", "the body of the request must be an object")
+        body = await self._object_body(req, route, "CreateOptions")
         body.pop("kind", None)
         body.pop("apiVersion", None)
         meta = body.setdefault("metadata", {})
@@ -448,6 +465,7 @@ class ApiServer:
             meta.pop(k, None)
         route = Route(r, meta.get("namespace", ""), meta["name"], "")
         self._check_namespace(route)
+        bodies.check_servable(body)
         if self.store.get_raw(route.kind, route.key) is not None:
             raise ApiError(
                 409,
@@ -498,11 +516,14 @@ class ApiServer:
                 new["status"] = copy.deepcopy(cur["status"])
         else:
             new = body
+        if not isinstance(new.get("metadata", {}), dict):
+            raise ApiError(400, "BadRequest", "metadata: must be an object")
         meta = new.setdefault("metadata", {})
         cur_meta = cur.get("metadata") or {}
         meta["name"] = cur_meta.get("name")
         if cur_meta.get("namespace"):
             meta["namespace"] = cur_meta["namespace"]
+        bodies.check_servable(new)
         if route.kind in KINDS:
             try:
                 typed = decode(route.kind, new)
@@ -517,22 +538,39 @@ class ApiServer:
         return raw
 
     async def _patch(self, req: web.Request, route: Route) -> dict[str, Any]:
-        cur = copy.deepcopy(self._current(route))
-        patch = await self._body(req)
         ctype = req.content_type or ""
+        if ctype not in (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH):
+            raise ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {ctype}")
+        mode = field_validation(req, "PatchOptions")
+        # Upstream's strategic merge patch errors alone come without the prefix.
+        body = bodies.decode_patch(await bodies.read(req), "" if ctype == STRATEGIC_PATCH else "error decoding patch: ")
+        patch = body.data
+        cur = copy.deepcopy(self._current(route))
+        duplicates = body.duplicates
         try:
-            if ctype == "application/json-patch+json":
-                new = json_patch(cur, patch)  # type: ignore[arg-type]
-            elif ctype == "application/merge-patch+json":
+            if ctype == JSON_PATCH:
+                ops = _json_patch_ops(patch)
+                new = json_patch(cur, ops, max_copy_bytes=bodies.MAX_BODY_BYTES)
+                duplicates = json_patch_duplicates(body.paths, ops)
+            elif not isinstance(patch, dict):
+                prefix = "" if ctype == STRATEGIC_PATCH else "error decoding patch: "
+                raise _cannot_unmarshal(patch, "map[string]interface {}", prefix)
+            elif ctype == MERGE_PATCH:
                 new = merge_patch(cur, patch)
-            elif ctype == "application/strategic-merge-patch+json":
-                new = strategic_merge_patch(cur, patch)
             else:
-                raise ApiError(
-                    415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {ctype}"
-                )
+                new = strategic_merge_patch(cur, patch)
         except PatchError as err:
             raise ApiError(422, "Invalid", str(err)) from None
+        except (TypeError, ValueError, AttributeError, KeyError) as err:  # a directive of the wrong shape
+            raise ApiError(422, "Invalid", f"invalid patch: {err}") from None
+
+        def strict() -> ApiError:
+            if ctype == STRATEGIC_PATCH:
+                return patch_strict_error(duplicates, go_value(patch))
+            typed = {"apiVersion": route.resource.group_version, "kind": discovery.kind_name(route.resource), **new}
+            return patch_strict_error(duplicates, go_json_sorted(typed))
+
+        self._duplicates(mode, duplicates, strict)
         precondition = ""
         if isinstance(patch, dict):
             precondition = str((patch.get("metadata") or {}).get("resourceVersion") or "")
@@ -580,7 +618,7 @@ class ApiServer:
         """POST pods/NAME/binding: 201 with a Success Status."""
         if req.method != "POST":
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        body = await self._body(req)
+        body = await self._object_body(req, route, "CreateOptions")
         self.bind_requests += 1
         target = (body.get("target") or {}).get("name", "")
         uid = (body.get("metadata") or {}).get("uid", "")
@@ -605,7 +643,7 @@ class ApiServer:
             if req.method == "DELETE":
                 self.faults.clear()
                 return respond({})
-            rule = self.faults.add(await self._body(req))
+            rule = self.faults.add(bodies.decode_json(await bodies.read(req), "").data)
             return respond(rule.__dict__)
         if path == "/kubesched/watches/cut" and req.method == "POST":
             n = 0
@@ -628,6 +666,40 @@ class ApiServer:
                 }
             )
         raise ApiError(404, "NotFound", "no such test endpoint")
+
+
+def _int_param(req: web.Request, name: str) -> int:
+    """An int64 query parameter (0 when absent), refused in strconv.ParseInt's words as upstream does."""
+    text = req.query.get(name, "")
+    if not text:
+        return 0
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise ApiError(400, "BadRequest", f'strconv.ParseInt: parsing "{text}": invalid syntax')
+    value = int(text)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise ApiError(400, "BadRequest", f'strconv.ParseInt: parsing "{text}": value out of range')
+    return value
+
+
+def _json_patch_ops(patch: Any) -> list[dict[str, Any]]:
+    """A JSON patch's operations, refused as upstream refuses a patch that is not a list of objects or
+    that has more than MAX_JSON_PATCH_OPERATIONS of them."""
+    if not isinstance(patch, list):
+        raise _cannot_unmarshal(patch, "[]handlers.jsonPatchOp")
+    for op in patch:
+        if not isinstance(op, dict):
+            raise _cannot_unmarshal(op, "handlers.jsonPatchOp")
+    if len(patch) > MAX_JSON_PATCH_OPERATIONS:
+        raise bodies.too_large(
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(patch)}"
+        )
+    return patch
+
+
+def _cannot_unmarshal(value: Any, go_type: str, prefix: str = "error decoding patch: ") -> ApiError:
+    return ApiError(
+        400, "BadRequest", f"{prefix}json: cannot unmarshal {bodies.go_kind(value)} into Go value of type {go_type}"
+    )
 
 
 def _rv_of(body: Any) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from kubesched.cliargs import int_at_least, port, seconds
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", help="scenario or manifests YAML: the cluster's initial objects")
@@ -11,7 +13,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     add_validate_argument(p)
     p.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=6443, help="port to listen on (0: any free port)")
+    p.add_argument("--port", type=port, default=6443, help="port to listen on (0: any free port)")
     p.add_argument("--no-scheduler", action="store_true", help="serve the API only (for `kubesched run`)")
     p.add_argument("--config", help="KubeSchedulerConfiguration for the built-in scheduler")
     p.add_argument("--write-kubeconfig", metavar="PATH", help="write a kubeconfig for this server to PATH")
@@ -22,8 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--logging-format", choices=("text", "json"), default="text")
     # For tests: fault injection and watch control under /kubesched/, a short change log, fast bookmarks.
     p.add_argument("--test-endpoints", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--history", type=int, default=10_000, help=argparse.SUPPRESS)
-    p.add_argument("--bookmark-interval", type=float, default=5.0, help=argparse.SUPPRESS)
+    p.add_argument("--history", type=int_at_least(0), default=10_000, help=argparse.SUPPRESS)
+    p.add_argument("--bookmark-interval", type=seconds(positive=True), default=5.0, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,10 @@ removes scalars, `$retainKeys` prunes; other lists are replaced.
 from __future__ import annotations
 
 import copy
+from collections.abc import Hashable
 from typing import Any
+
+import orjson
 
 # patchMergeKey of the list fields we serve (k8s.io/api types' struct tags).
 MERGE_KEYS: dict[str, str] = {
@@ -71,7 +74,8 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
             continue
         if k.startswith("$deleteFromPrimitiveList/"):
             field = k.split("/", 1)[1]
-            out[field] = [x for x in out.get(field) or [] if x not in v]
+            gone = _Members(v if isinstance(v, list) else [v])
+            out[field] = [x for x in out.get(field) or [] if x not in gone]
             continue
         if v is None:
             out.pop(k, None)
@@ -84,12 +88,13 @@ def strategic_merge_patch(target: Any, patch: Any) -> Any:
         elif isinstance(v, list) and k in MERGE_KEYS and isinstance(out.get(k), list):
             out[k] = _merge_list(out[k], v, MERGE_KEYS[k])
         elif isinstance(v, list) and k in MERGE_SCALAR_LISTS and isinstance(out.get(k), list):
-            out[k] = out[k] + [x for x in v if x not in out[k]]
+            present = _Members(out[k])
+            out[k] = out[k] + [x for x in v if x not in present]
         else:
             out[k] = copy.deepcopy(v)
     for field, order in orders.items():
         key = MERGE_KEYS.get(field)
-        if key and isinstance(out.get(field), list):
+        if key and isinstance(out.get(field), list) and isinstance(order, list):
             rank = {_key_of(o, key): i for i, o in enumerate(order)}
             out[field] = sorted(out[field], key=lambda item: rank.get(_key_of(item, key), len(rank)))
     if isinstance(retain, list):
@@ -101,23 +106,64 @@ def _key_of(item: Any, key: str) -> Any:
     return item.get(key) if isinstance(item, dict) else item
 
 
+class _Members:
+    """`x in members` for a list: hashed where the items allow it, so that a long patch list against a
+    long list is not quadratic; unhashable items are compared one by one, as `in` would."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.hashed = {x for x in items if isinstance(x, Hashable)}
+        self.other = [x for x in items if not isinstance(x, Hashable)]
+
+    def __contains__(self, x: Any) -> bool:
+        return x in self.hashed if isinstance(x, Hashable) else x in self.other
+
+
+_GONE = object()
+
+
 def _merge_list(current: list[Any], patch: list[Any], key: str) -> list[Any]:
-    out = [copy.deepcopy(x) for x in current]
+    """Merge `patch` into `current` item by item on `key`: each patch item merges into the first item with
+    its key (or is appended, or deletes it). Items are found through an index of the keys, not a scan of
+    the list, so that a patch of many items stays linear."""
+    out: list[Any] = [copy.deepcopy(x) for x in current]
+    slots: dict[Any, list[int]] = {}  # key value -> indexes in `out` of the live items with it, in order
+    unhashed: list[int] = []  # indexes of dict items whose key value is unhashable
+
+    def note(i: int) -> None:
+        x = out[i]
+        if isinstance(x, dict):
+            k = x.get(key)
+            if isinstance(k, Hashable):
+                slots.setdefault(k, []).append(i)
+            else:
+                unhashed.append(i)
+
+    def first(k: Any) -> int | None:
+        if isinstance(k, Hashable):
+            found = slots.get(k)
+            return found[0] if found else None
+        return next((i for i in unhashed if out[i] is not _GONE and out[i].get(key) == k), None)
+
+    for i in range(len(out)):
+        note(i)
     for item in patch:
         if not isinstance(item, dict):
             out.append(copy.deepcopy(item))
             continue
         k = item.get(key)
-        idx = next((i for i, x in enumerate(out) if isinstance(x, dict) and x.get(key) == k), None)
+        idx = first(k)
         if item.get("$patch") == "delete":
             if idx is not None:
-                del out[idx]
+                out[idx] = _GONE
+                if isinstance(k, Hashable):
+                    slots[k].pop(0)
             continue
         if idx is None:
             out.append({kk: copy.deepcopy(vv) for kk, vv in item.items() if kk != "$patch"})
+            note(len(out) - 1)
         else:
             out[idx] = strategic_merge_patch(out[idx], item)
-    return out
+    return [x for x in out if x is not _GONE]
 
 
 def _pointer(path: str) -> list[str]:
@@ -139,9 +185,11 @@ def _walk(doc: Any, parts: list[str]) -> Any:
     return doc
 
 
-def json_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
-    """RFC 6902: add, remove, replace, move, copy, test."""
+def json_patch(doc: Any, ops: list[dict[str, Any]], max_copy_bytes: int | None = None) -> Any:
+    """RFC 6902: add, remove, replace, move, copy, test. `max_copy_bytes` bounds what copy operations may
+    copy in all (as JSON), as the API server bounds it: each copy can double the object otherwise."""
     doc = copy.deepcopy(doc)
+    copied = 0
     for op in ops:
         kind = op.get("op")
         parts = _pointer(str(op.get("path", "")))
@@ -153,7 +201,12 @@ def json_patch(doc: Any, ops: list[dict[str, Any]]) -> Any:
             value = copy.deepcopy(op.get("value"))
             if kind in ("move", "copy"):
                 src = _pointer(str(op.get("from", "")))
-                value = copy.deepcopy(_walk(doc, src))
+                value = _walk(doc, src)
+                if kind == "copy" and max_copy_bytes is not None:
+                    copied += len(orjson.dumps(value))
+                    if copied > max_copy_bytes:
+                        raise PatchError(f"Unable to copy, the accumulated size exceeds the limit of {max_copy_bytes}")
+                value = copy.deepcopy(value)
                 if kind == "move":
                     parent = _walk(doc, src[:-1])
                     parent.pop(int(src[-1]) if isinstance(parent, list) else src[-1])

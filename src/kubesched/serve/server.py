@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import re
 import signal
+import ssl
 import sys
 from typing import Any
 
@@ -72,7 +74,38 @@ def _config(args: argparse.Namespace, scenario: Any) -> KubeSchedulerConfigurati
     return resolve_config(scenario, None)
 
 
-async def _main(args: argparse.Namespace, cluster: ServedCluster, config: KubeSchedulerConfiguration | None) -> None:
+def _readable(path: str, flag: str) -> None:
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}", flag) from None
+
+
+def tls_context(cert_file: str | None, key_file: str | None) -> ssl.SSLContext | None:
+    """The HTTPS context of --tls-cert-file/--tls-private-key-file, refused with the flag's name if unusable."""
+    if key_file and not cert_file:
+        raise InputError("--tls-private-key-file", "needs --tls-cert-file")
+    if not cert_file:
+        return None
+    _readable(cert_file, "--tls-cert-file")
+    if key_file:
+        _readable(key_file, "--tls-private-key-file")
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        ctx.load_cert_chain(cert_file, key_file)
+    except ssl.SSLError as err:
+        detail = re.sub(r"\s*\(_ssl\.c:\d+\)$", "", str(err.args[1] if len(err.args) > 1 else err))
+        raise InputError(cert_file, f"not a PEM certificate and key ({detail})", "--tls-cert-file") from None
+    return ctx
+
+
+async def _main(
+    args: argparse.Namespace,
+    cluster: ServedCluster,
+    config: KubeSchedulerConfiguration | None,
+    tls: ssl.SSLContext | None,
+) -> None:
     builtin = None
     if config is not None:
         from kubesched.serve.builtin import BuiltinScheduler
@@ -87,21 +120,20 @@ async def _main(args: argparse.Namespace, cluster: ServedCluster, config: KubeSc
     )
     runner = web.AppRunner(api.app(), access_log=None, handle_signals=False)
     await runner.setup()
-    tls = None
-    if args.tls_cert_file:
-        import ssl
-
-        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        tls.load_cert_chain(args.tls_cert_file, args.tls_private_key_file)
     site = web.TCPSite(runner, args.address, args.port, ssl_context=tls)
     await site.start()
     sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
     port = sockets[0].getsockname()[1] if sockets else args.port
-    url = f"{'https' if tls else 'http'}://{args.address}:{port}"
+    host = f"[{args.address}]" if ":" in args.address else args.address  # an IPv6 address is bracketed in a URL
+    url = f"{'https' if tls else 'http'}://{host}:{port}"
     if args.write_kubeconfig:
         from kubesched.live.kubeconfig import write_kubeconfig
 
-        write_kubeconfig(args.write_kubeconfig, url, args.token, ca_file=args.tls_cert_file)
+        try:
+            write_kubeconfig(args.write_kubeconfig, url, args.token, ca_file=args.tls_cert_file)
+        except OSError as err:
+            await runner.cleanup()
+            raise InputError(args.write_kubeconfig, f"cannot write: {err.strerror or err}") from None
     print(f"serving {url}", flush=True)
     log.info(
         "Serving the Kubernetes API",
@@ -121,8 +153,13 @@ async def _main(args: argparse.Namespace, cluster: ServedCluster, config: KubeSc
 
 
 def serve(args: argparse.Namespace) -> int:
+    from kubesched.cliargs import check_output
     from kubesched.simulate.scenario import load_scenario
 
+    # Flags first: a bad certificate or output path is reported before the scenario loads, not after it.
+    tls = tls_context(args.tls_cert_file, args.tls_private_key_file)
+    if args.write_kubeconfig:
+        check_output(args.write_kubeconfig)
     scenario = load_scenario(args.scenario, validation=args.validate, seed=args.seed)
     for line in scenario.notes:
         print(line, file=sys.stderr)
@@ -131,7 +168,7 @@ def serve(args: argparse.Namespace) -> int:
     load_cluster(cluster, scenario)
     cluster.store.deliver()
     try:
-        asyncio.run(_main(args, cluster, config))
+        asyncio.run(_main(args, cluster, config, tls))
     except OSError as err:
         print(f"error: cannot listen on {args.address}:{args.port}: {err.strerror or err}", file=sys.stderr)
         return 1
