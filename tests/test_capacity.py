@@ -168,7 +168,7 @@ def test_bad_max(capsys: pytest.CaptureFixture[str]) -> None:
     )
     sc = parse_scenario(CLUSTER.read_text(), str(CLUSTER))
     with pytest.raises(InputError, match=r"^--max: must be 0 or more, not -1$"):  # and by the library
-        capacity(sc, load_pod(str(POD)), None, -1)
+        capacity(sc, load_pod(str(POD), cluster=sc), None, -1)
 
 
 def test_refused_replica_names_the_pod_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -186,7 +186,7 @@ def test_output_that_cannot_be_written(tmp_path: Path) -> None:
         for i in range(200)
     )
     pods = "".join(
-        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec: {{containers: [{{name: c}}]}}\n"
+        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec: {{containers: [{{name: c, image: x}}]}}\n"
         for i in range(50)
     )
     (tmp_path / "big.yaml").write_text(nodes + pods)
