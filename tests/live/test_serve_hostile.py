@@ -367,3 +367,69 @@ def test_a_bug_costs_one_request_a_500(served: Served, monkeypatch: pytest.Monke
     )
     monkeypatch.undo()
     served.alive()
+
+
+# ---------------------------------------------------------------- objects checked as the API server checks them
+
+
+def _pod_json(name: str, **spec: Any) -> str:
+    container = {"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "1"}}}
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [container], **spec}}
+    return json.dumps(body)
+
+
+def test_invalid_objects_are_refused_in_the_servers_words(served: Served) -> None:
+    bad = json.loads(_pod_json("neg"))
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "-8"
+    got = served.send("POST", PODS + "?fieldValidation=Strict", json.dumps(bad))
+    assert (got.code, got.body["reason"]) == (422, "Invalid")
+    assert got.body["message"] == (
+        'Pod "neg" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "-8": '
+        "must be greater than or equal to 0"
+    )
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}},
+        },
+    }
+    got = served.send("POST", "/apis/apps/v1/namespaces/default/replicasets", json.dumps(rs))
+    assert got.code == 422
+    message = 'ReplicaSet.apps "web" is invalid: spec.template.spec.containers[0].image: Required value'
+    assert got.body["message"] == message
+    served.alive()
+
+
+def test_unknown_fields_follow_field_validation(served: Served) -> None:
+    typo = _pod_json("typo", nodeSelectr={"disk": "ssd"})
+    got = served.send("POST", PODS + "?fieldValidation=Strict", typo)
+    assert (got.code, got.body["message"]) == (
+        400,
+        'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.nodeSelectr"',
+    )
+    got = served.send("POST", PODS, typo)  # the server's default is Warn
+    assert got.code == 201 and "nodeSelectr" not in json.dumps(got.body)
+    assert got.warnings == ['299 - "unknown field \\"spec.nodeSelectr\\""']
+    got = served.send("POST", PODS + "?fieldValidation=Ignore", _pod_json("typo2", nodeSelectr={"a": "b"}))
+    assert got.code == 201 and got.warnings == []
+
+
+def test_wrong_types_are_refused_whatever_the_validation(served: Served) -> None:
+    got = served.send("POST", PODS + "?fieldValidation=Ignore", _pod_json("typed", priority="high"))
+    assert (got.code, got.body["message"]) == (
+        400,
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field '
+        "PodSpec.spec.priority of type int32",
+    )
+
+
+def test_unknown_top_level_fields_are_not_stored(served: Served) -> None:
+    body = json.loads(_pod_json("top"))
+    body["specs"] = {"x": 1}
+    got = served.send("POST", PODS, json.dumps(body))
+    assert got.code == 201 and "specs" not in got.body
+    assert got.warnings == ['299 - "unknown field \\"specs\\""']

@@ -64,12 +64,14 @@ def add_validate_argument(p: argparse.ArgumentParser) -> None:
 
 
 class IntakeError(ValueError):
-    """The API server would refuse the manifest: `field` (may be empty) and the message."""
+    """The API server would refuse the manifest: `field` (may be empty) and the message. `invalid`: refused
+    by validation (HTTP 422 Invalid), not by decoding (400) or admission."""
 
-    def __init__(self, message: str, field: str = "") -> None:
+    def __init__(self, message: str, field: str = "", invalid: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        self.invalid = invalid
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,8 @@ def admit(
                 raise IntakeError(f"strict decoding error: {unknown}")
             for path in problems.unknown:
                 _field_problem(level, warn, f'unknown field "{path}"', "")
+    if problems is not None and problems.unknown:
+        problems.drop_unknown()
     try:
         obj = decode(kind, raw)
     except DecodeError as err:
@@ -161,7 +165,7 @@ def admit(
     errors = validate(kind, obj)
     refused = [e for e in errors if e.detail not in TOLERATED]
     if refused:
-        raise IntakeError(refused[0].body(), refused[0].field)
+        raise IntakeError(refused[0].body(), refused[0].field, invalid=True)
     if warn is not None:
         for e in errors:
             warn(e.field, f"{e.body()} (kube-apiserver refuses this; read as kube-scheduler reads it)")

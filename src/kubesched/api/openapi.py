@@ -139,6 +139,13 @@ class FieldProblems:
 
     type_error: tuple[str, str] | None  # (field path, encoding/json's message)
     unknown: tuple[str, ...]  # field paths
+    # Where the unknown fields are: (the mapping holding one, its key), for dropping them as the server does.
+    unknown_at: tuple[tuple[dict[str, Any], str], ...] = ()
+
+    def drop_unknown(self) -> None:
+        """Remove the unknown fields from the manifest checked (the API server never stores them)."""
+        for holder, key in self.unknown_at:
+            holder.pop(key, None)
 
 
 def check(info: KindInfo, raw: Any) -> FieldProblems | None:
@@ -152,7 +159,7 @@ def check(info: KindInfo, raw: Any) -> FieldProblems | None:
     walk.value(raw, "@" + info.definition, "", "", info.kind)
     if walk.type_error is None and not walk.unknown:
         return None  # e.g. 80.0 for an int32: YAML's float, which the API server's YAML reader takes as 80
-    return FieldProblems(walk.type_error, tuple(sorted(walk.unknown)))
+    return FieldProblems(walk.type_error, tuple(sorted(walk.unknown)), tuple(walk.unknown_at))
 
 
 def _go_type(expr: TypeExpr) -> str:
@@ -200,6 +207,7 @@ class _Walk:
     def __init__(self) -> None:
         self.type_error: tuple[str, str] | None = None
         self.unknown: list[str] = []
+        self.unknown_at: list[tuple[dict[str, Any], str]] = []
 
     def mismatch(self, value: Any, expr: TypeExpr, path: str, go_path: str, struct: str, number: bool) -> None:
         if self.type_error is not None:
@@ -243,6 +251,7 @@ class _Walk:
                 t = spec.get(key) if isinstance(key, str) else None
                 if t is None:
                     self.unknown.append(child)
+                    self.unknown_at.append((value, key))
                     continue
                 self.value(item, t, child, f"{go_path}.{key}" if go_path else key, short)
             return

@@ -14,7 +14,6 @@ import copy
 import logging
 import random
 import re
-import string
 import time
 import uuid
 from collections.abc import Callable
@@ -24,9 +23,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesched.api.decode import KINDS, DecodeError, decode
+from kubesched.api.decode import KINDS
+from kubesched.api.intake import FieldValidation, IntakeError, admit
 from kubesched.cluster.admission import AdmissionError
 from kubesched.cluster.store import Conflict, NotFound
+from kubesched.config.gofmt import go_quote
 from kubesched.live.resources import Resource
 from kubesched.serve import body as bodies
 from kubesched.serve import discovery, tables
@@ -262,7 +263,8 @@ class ApiServer:
             return await self._bind(req, route)
         if verb == "update":
             body = await self._object_body(req, route, "UpdateOptions")
-            return respond(self._typed_view(route, self._write(route, body, precondition=_rv_of(body))))
+            mode = field_validation(req, "UpdateOptions")
+            return respond(self._typed_view(route, self._write(route, body, _rv_of(body), mode)))
         if verb == "patch":
             return respond(self._typed_view(route, await self._patch(req, route)))
         if verb == "delete":
@@ -456,7 +458,8 @@ class ApiServer:
         else:
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(random.choices(string.ascii_lowercase + string.digits, k=5))
+            # The API server's generator: the prefix (at most 58 characters) and 5 of utilrand's characters.
+            meta["name"] = meta["generateName"][:58] + "".join(random.choices("bcdfghjklmnpqrstvwxz2456789", k=5))
         if not meta.get("name"):
             raise ApiError(
                 422, "Invalid", f"{r.kind} is invalid: metadata.name: Required value: name or generateName is required"
@@ -474,10 +477,7 @@ class ApiServer:
                 {"name": route.name, "kind": r.plural},
             )
         if route.kind in KINDS:
-            try:
-                typed = decode(route.kind, body)
-            except DecodeError as err:
-                raise ApiError(400, "BadRequest", f"{err.field}: {err.message}" if err.field else err.message) from None
+            typed = self._admitted(route, body, field_validation(req, "CreateOptions"), creating=True)
             self.store.incoming[(route.kind, route.key)] = body
             try:
                 self.client.create(route.kind, typed)
@@ -492,8 +492,40 @@ class ApiServer:
         self._written()
         return raw
 
-    def _write(self, route: Route, body: Any, precondition: str = "") -> dict[str, Any]:
-        """Replace the object (or its status) with `body`, checking the resourceVersion precondition."""
+    def _admitted(self, route: Route, body: dict[str, Any], mode: str, creating: bool) -> Any:
+        """The typed object of a write, taken in as the API server takes it (kubesched.api.intake): strict
+        decoding as the request's fieldValidation says (unknown fields refused, warned about or dropped),
+        then the kind's validation; refusals in the API server's shape and words."""
+        r = route.resource
+        kind = discovery.kind_name(r)
+        raw = {"apiVersion": r.group_version, "kind": kind, **body}
+        cannot = f"{kind} in version {go_quote(r.group_version)} cannot be handled as a {kind}: "
+        level = {"Strict": FieldValidation.STRICT, "Ignore": FieldValidation.IGNORE}.get(mode, FieldValidation.WARN)
+        try:
+            typed = admit(route.kind, raw, level, lambda _field, message: _warnings.get().append(message))
+            for key in [k for k in body if k not in raw]:  # an unknown top-level field, dropped from `raw`
+                del body[key]
+            return typed
+        except IntakeError as err:
+            if not err.invalid:
+                raise ApiError(400, "BadRequest", cannot + err.message) from None
+            group_kind = f"{kind}.{r.group}" if r.group else kind
+            cause = f"{err.field}: {err.message}" if err.field else err.message
+            raise ApiError(
+                422,
+                "Invalid",
+                f"{group_kind} {go_quote(route.name)} is invalid: {cause}",
+                {
+                    "name": route.name,
+                    "group": r.group,
+                    "kind": kind,
+                    "causes": [{"message": err.message, "field": err.field}],
+                },
+            ) from None
+
+    def _write(self, route: Route, body: Any, precondition: str = "", mode: str = "Warn") -> dict[str, Any]:
+        """Replace the object (or its status) with `body`, checking the resourceVersion precondition;
+        `mode`: the request's fieldValidation."""
         if not isinstance(body, dict):
             raise ApiError(400, "BadRequest", "the body of the request must be an object")
         cur = self._current(route)
@@ -525,10 +557,7 @@ class ApiServer:
             meta["namespace"] = cur_meta["namespace"]
         bodies.check_servable(new)
         if route.kind in KINDS:
-            try:
-                typed = decode(route.kind, new)
-            except DecodeError as err:
-                raise ApiError(422, "Invalid", f"{err.field}: {err.message}" if err.field else err.message) from None
+            typed = self._admitted(route, new, mode, creating=False)
             self.store.incoming[(route.kind, route.key)] = new
             self.store.update(route.kind, typed)
             raw = self.store.get_raw(route.kind, route.key) or {}
@@ -574,7 +603,7 @@ class ApiServer:
         precondition = ""
         if isinstance(patch, dict):
             precondition = str((patch.get("metadata") or {}).get("resourceVersion") or "")
-        return self._write(route, new, precondition)
+        return self._write(route, new, precondition, mode)
 
     def _delete(self, route: Route) -> dict[str, Any]:
         cur = self._current(route)
