@@ -45,6 +45,7 @@ from kubesched.api.validation.meta import (
     validate_object_meta,
 )
 from kubesched.api.validation.pod import validate_template_pod
+from kubesched.api.validation.pod_resources import is_integer_resource
 from kubesched.config.field import (
     DUPLICATE,
     FieldError,
@@ -59,7 +60,6 @@ from kubesched.config.field import (
 from kubesched.config.names import (
     is_dns1123_label,
     is_dns1123_subdomain,
-    is_extended_resource_name,
     is_qualified_name,
     is_valid_label_value,
 )
@@ -84,34 +84,13 @@ def labels_value(labels: Mapping[str, str]) -> GoJSON:
     return GoJSON({k: labels[k] for k in sorted(labels)} if labels else None)
 
 
-# Resources counted in whole units (helper.IsIntegerResourceName), besides extended resources.
-_INTEGER_RESOURCES = frozenset(
-    (
-        "pods",
-        "resourcequotas",
-        "services",
-        "replicationcontrollers",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "services.nodeports",
-        "services.loadbalancers",
-    )
-)
-
-
-@lru_cache(maxsize=1 << 12)
-def _is_integer_resource(name: str) -> bool:
-    return name in _INTEGER_RESOURCES or is_extended_resource_name(name)
-
-
 @lru_cache(maxsize=1 << 12, typed=True)
 def _quantity_value_messages(name: str, raw: str | int | float) -> tuple[str, ...]:
     q: Fraction = parse_quantity(raw)
     msgs = []
     if q < 0:
         msgs.append(NEGATIVE_ERROR)
-    if _is_integer_resource(name) and milli_value(q) % 1000 != 0:
+    if is_integer_resource(name) and milli_value(q) % 1000 != 0:
         msgs.append("must be an integer")
     return tuple(msgs)
 

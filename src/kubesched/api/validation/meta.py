@@ -254,6 +254,34 @@ def name_is_path_segment(name: str, prefix: bool) -> tuple[str, ...]:
     return tuple(f"may not contain '{bad}'" for bad in _NAME_MAY_NOT_CONTAIN if bad in name)
 
 
+# The ObjectMeta fields a template's metadata may not set (annotations and labels it may), named as
+# upstream's reflection names them (the Go field name, first letter lower-cased: "uID").
+_TEMPLATE_META_FORBIDDEN = (
+    ("name", "name"),
+    ("generate_name", "generateName"),
+    ("namespace", "namespace"),
+    ("uid", "uID"),
+    ("resource_version", "resourceVersion"),
+    ("creation_timestamp", "creationTimestamp"),
+    ("deletion_timestamp", "deletionTimestamp"),
+    ("deletion_grace_period_seconds", "deletionGracePeriodSeconds"),
+    ("owner_references", "ownerReferences"),
+    ("finalizers", "finalizers"),
+)
+
+
+def validate_template_object_meta(meta: ObjectMeta, path: str) -> list[FieldError]:
+    """ValidateTemplateObjectMeta (claim templates of DRA and of ephemeral volumes): annotations and
+    labels only; anything else "cannot be set"."""
+    errs = validate_annotations(meta.annotations, child(path, "annotations")) if meta.annotations else []
+    if meta.labels:
+        errs += validate_labels(meta.labels, child(path, "labels"))
+    for attr, name in _TEMPLATE_META_FORBIDDEN:
+        if getattr(meta, attr):
+            errs.append(forbidden(child(path, name), "cannot be set"))
+    return errs
+
+
 # ---------------------------------------------------------------- label selectors
 
 _IN_NOT_IN = ("In", "NotIn")

@@ -151,8 +151,9 @@ def pod_resource_name(name: str, path: str) -> list[FieldError]:
     return []
 
 
-@lru_cache(maxsize=1 << 10)
-def _is_integer_resource(name: str) -> bool:
+@lru_cache(maxsize=1 << 12)
+def is_integer_resource(name: str) -> bool:
+    """helper.IsIntegerResourceName: counted objects and extended resources come in whole units."""
     return name in _INTEGER_RESOURCES or is_extended_resource_name(name)
 
 
@@ -178,7 +179,7 @@ def _value_errors(name: str, raw: object, q: Fraction, path: str) -> list[FieldE
     errs: list[FieldError] = []
     if q < 0:
         errs.append(invalid(path, _quantity_text(raw), "must be greater than or equal to 0"))
-    if _is_integer_resource(name) and milli_value(q) % 1000:
+    if is_integer_resource(name) and milli_value(q) % 1000:
         errs.append(invalid(path, _quantity_text(raw), "must be an integer"))
     return errs
 

@@ -28,8 +28,7 @@ from kubesched.api.meta import ObjectMeta
 from kubesched.api.validation.meta import (
     name_is_dns_label,
     name_is_dns_subdomain,
-    validate_annotations,
-    validate_labels,
+    validate_template_object_meta,
 )
 from kubesched.api.validation.volumes import validate_persistent_volume_claim_spec
 from kubesched.config.field import FieldError, duplicate, forbidden, index, invalid, required, too_long
@@ -94,33 +93,6 @@ def _csi(src: CSIVolumeSource, path: str) -> list[FieldError]:
     return validate_csi_driver_name(src.driver, path + ".driver")
 
 
-# Template metadata fields other than labels and annotations, as Go names them in its reflection
-# over ObjectMeta (in struct order); a template may not set them.
-_TEMPLATE_META_FIELDS = (
-    ("name", "name"),
-    ("generate_name", "generateName"),
-    ("namespace", "namespace"),
-    ("uid", "uID"),
-    ("resource_version", "resourceVersion"),
-    ("creation_timestamp", "creationTimestamp"),
-    ("deletion_timestamp", "deletionTimestamp"),
-    ("deletion_grace_period_seconds", "deletionGracePeriodSeconds"),
-    ("owner_references", "ownerReferences"),
-    ("finalizers", "finalizers"),
-)
-
-
-def _template_meta(meta: ObjectMeta, path: str) -> list[FieldError]:
-    """ValidateTemplateObjectMeta: valid annotations and labels, and nothing else."""
-    errs = validate_annotations(meta.annotations, path + ".annotations") if meta.annotations else []
-    if meta.labels:
-        errs += validate_labels(meta.labels, path + ".labels")
-    for attr, name in _TEMPLATE_META_FIELDS:
-        if getattr(meta, attr):
-            errs.append(forbidden(f"{path}.{name}", "cannot be set"))
-    return errs
-
-
 def _claim_spec(spec: PersistentVolumeClaimSpec | None, path: str) -> list[FieldError]:
     """ValidatePersistentVolumeClaimSpec on a claim template (a missing spec is an empty one)."""
     return validate_persistent_volume_claim_spec(spec or PersistentVolumeClaimSpec(), path)
@@ -132,7 +104,7 @@ def _ephemeral(src: EphemeralVolumeSource, path: str, vol_name: str, meta: Objec
         errs = [required(path + ".ephemeral.volumeClaimTemplate")]
     else:
         tpath = path + ".ephemeral.volumeClaimTemplate"
-        errs = _template_meta(tpl.metadata, tpath + ".metadata") + _claim_spec(tpl.spec, tpath + ".spec")
+        errs = validate_template_object_meta(tpl.metadata, tpath + ".metadata") + _claim_spec(tpl.spec, tpath + ".spec")
     if meta is not None and meta.name and vol_name:
         # The claim the ephemeral volume controller will create: <pod name>-<volume name>.
         pvc = f"{meta.name}-{vol_name}"

@@ -17,7 +17,6 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from kubesched.api.core import NodeSelector
-from kubesched.api.meta import ObjectMeta
 from kubesched.api.resource import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT_COUNT,
@@ -38,11 +37,10 @@ from kubesched.api.validation import validator
 from kubesched.api.validation.meta import (
     name_is_dns_label,
     name_is_dns_subdomain,
-    validate_annotations,
     validate_label_name,
     validate_label_value,
-    validate_labels,
     validate_object_meta,
+    validate_template_object_meta,
 )
 from kubesched.api.validation.node_selector import validate_node_selector
 from kubesched.api.validation.volumes import validate_csi_driver_name
@@ -51,7 +49,6 @@ from kubesched.config.field import (
     GoJSON,
     child,
     duplicate,
-    forbidden,
     index,
     invalid,
     key,
@@ -104,21 +101,6 @@ _SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
     r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?"
-)
-
-# ObjectMeta fields a template may not set, in the order of Go's ObjectMeta struct, named as
-# upstream's reflection names them (the Go field name with its first letter lower-cased).
-_TEMPLATE_META_FORBIDDEN = (
-    ("name", "name"),
-    ("generate_name", "generateName"),
-    ("namespace", "namespace"),
-    ("uid", "uID"),
-    ("resource_version", "resourceVersion"),
-    ("creation_timestamp", "creationTimestamp"),
-    ("deletion_timestamp", "deletionTimestamp"),
-    ("deletion_grace_period_seconds", "deletionGracePeriodSeconds"),
-    ("owner_references", "ownerReferences"),
-    ("finalizers", "finalizers"),
 )
 
 
@@ -449,17 +431,6 @@ def validate_device_claim(claim: DeviceClaim, path: str) -> list[FieldError]:
 def validate_resource_claim(claim: ResourceClaim) -> list[FieldError]:
     errs = validate_object_meta(claim.metadata, True, name_is_dns_subdomain)
     return errs + validate_device_claim(claim.spec.devices, "spec.devices")
-
-
-def validate_template_object_meta(meta: ObjectMeta, path: str) -> list[FieldError]:
-    """ValidateTemplateObjectMeta: annotations and labels only; anything else "cannot be set"."""
-    errs = validate_annotations(meta.annotations, child(path, "annotations")) if meta.annotations else []
-    if meta.labels:
-        errs += validate_labels(meta.labels, child(path, "labels"))
-    for attr, name in _TEMPLATE_META_FORBIDDEN:
-        if getattr(meta, attr):
-            errs.append(forbidden(child(path, name), "cannot be set"))
-    return errs
 
 
 @validator("ResourceClaimTemplate")
