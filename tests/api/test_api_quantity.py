@@ -1,7 +1,9 @@
 """Quantity parsing (k8s.io/apimachinery/pkg/api/resource): values, rounding, invalid strings.
 
 Cases come from upstream's quantity_test.go (TestQuantityParse tables) and
-Quantity.Value()/MilliValue(), which round up (ceil) to the integer / thousandth.
+Quantity.Value()/MilliValue(), which round up to the integer / thousandth (away
+from zero for an int64Amount, as the reference scheduler does with a request
+of "-1.5"). Past int64, see test_api_quantity_go.py.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from kubesched.api.quantity import (
     QuantityError,
     format_quantity,
     milli_value,
+    parse,
     parse_quantity,
     scheduler_amount,
     value,
@@ -77,14 +80,14 @@ def test_parse_exact_value(text: str, exact: Fraction) -> None:
         ("0.9n", 1, 1),
         ("1e-10", 1, 1),  # below a nano: rounded up, never to zero
         ("0", 0, 0),
-        ("-1.5", -1, -1500),  # ceil, as ScaledValue rounds toward +inf
-        ("-100m", 0, -100),
+        ("-1.5", -2, -1500),  # an int64Amount rounds away from zero (oracle: extract-mem-neg1.5)
+        ("-100m", -1, -100),  # (oracle: extract-mem-neg100m)
         ("2e3", 2000, 2000000),
         ("0.000000000001Ki", 1, 1),
     ],
 )
 def test_value_and_milli_value_round_up(text: str, val: int, milli: int) -> None:
-    q = parse_quantity(text)
+    q = parse(text)
     assert value(q) == val
     assert milli_value(q) == milli
 
@@ -226,7 +229,7 @@ def test_astronomic_exponent_parses_promptly() -> None:
     ],
 )
 def test_scheduler_amount(resource: str, text: str, amount: int) -> None:
-    assert scheduler_amount(resource, parse_quantity(text)) == amount
+    assert scheduler_amount(resource, parse(text)) == amount
 
 
 @pytest.mark.parametrize(

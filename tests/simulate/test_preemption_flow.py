@@ -56,7 +56,7 @@ def _cpu_m(pod: Any) -> int:
     total = 0
     for c in pod.spec.containers:
         q = parse_resource_list(c.resources.requests).get("cpu")
-        total += int(q * 1000) if q is not None else 0
+        total += q.milli_value() if q is not None else 0
     return total
 
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import msgspec
 
-from kubesched.api.core import Namespace, Node, Pod, PodCondition
+from kubesched.api.core import Container, Namespace, Node, Pod, PodCondition, ResourceRequirements
 from kubesched.api.decode import NAMESPACED
 from kubesched.api.meta import ObjectMeta
+from kubesched.api.quantity import QuantityError, parse_resource_quantity
 from kubesched.api.scheduling import PriorityClass
 from kubesched.api.storage import StorageClass
 from kubesched.cluster import admission
@@ -152,6 +153,7 @@ class EmbeddedClient:
             changes["nominated_node_name"] = nominated_node_name
         if not changes:
             return pod
+        pod = quantities_through_json(pod)
         return self.store.update(POD, msgspec.structs.replace(pod, status=msgspec.structs.replace(status, **changes)))  # type: ignore[no-any-return]
 
     def delete_pod(self, namespace: str, name: str, grace_seconds: float | None = None) -> None:
@@ -202,6 +204,65 @@ class EmbeddedClient:
 
     def add_storage_class(self, sc: StorageClass) -> StorageClass:
         return self.create("StorageClass", sc)  # type: ignore[no-any-return]
+
+
+def quantities_through_json(pod: Pod) -> Pod:
+    """The pod as the reference's fake API client leaves it after a status patch.
+
+    It applies a patch by writing the stored pod as JSON and reading it back, so
+    every quantity comes back in its canonical form (Quantity.String()), and a
+    form Go reads differently takes effect from then on: a request of 10**22
+    bytes (an inf.Dec that Value() wraps to 1864712049423024128) is written
+    "10" and read back as 10. A real API server stores the canonical form from
+    the start. Only lists whose entries change form are replaced.
+    """
+    spec = pod.spec
+    changes: dict[str, Any] = {}
+    for attr in ("containers", "init_containers"):
+        ctrs: list[Container] = getattr(spec, attr)
+        new = [_container_through_json(c) for c in ctrs]
+        if any(a is not b for a, b in zip(new, ctrs, strict=True)):
+            changes[attr] = new
+    overhead = _list_through_json(spec.overhead)
+    if overhead is not spec.overhead:
+        changes["overhead"] = overhead
+    if spec.resources is not None:
+        resources = _requirements_through_json(spec.resources)
+        if resources is not spec.resources:
+            changes["resources"] = resources
+    if not changes:
+        return pod
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(spec, **changes))
+
+
+def _container_through_json(c: Container) -> Container:
+    resources = _requirements_through_json(c.resources)
+    return c if resources is c.resources else msgspec.structs.replace(c, resources=resources)
+
+
+def _requirements_through_json(r: ResourceRequirements) -> ResourceRequirements:
+    requests, limits = _list_through_json(r.requests), _list_through_json(r.limits)
+    if requests is r.requests and limits is r.limits:
+        return r
+    return msgspec.structs.replace(r, requests=requests, limits=limits)
+
+
+def _list_through_json(rl: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] | None = None
+    for name, raw in rl.items():
+        try:
+            before = parse_resource_quantity(raw)
+        except QuantityError:
+            continue
+        text = before.string()
+        if text == raw:
+            continue
+        after = parse_resource_quantity(text)
+        if (before.dec, before.amount, before.exp) != (after.dec, after.amount, after.exp):
+            if out is None:
+                out = dict(rl)
+            out[name] = text
+    return rl if out is None else out
 
 
 def _set_condition(

@@ -196,7 +196,12 @@ def pod_scheduling_property_changes(new: Pod, old: Pod) -> list[ClusterEvent]:
 
 
 def _requests_decreased(new: Pod, old: Pod) -> bool:
+    """extractPodScaleDown: a request removed, or its MilliValue() lower than before (Go's int64s)."""
     from kubesched.api.resources import pod_requests
 
-    a, b = pod_requests(old), pod_requests(new)
-    return any(b.get(k, 0) < v for k, v in a.items())
+    before, after = pod_requests(old), pod_requests(new)
+    for name, q in before.items():
+        now = after.get(name)
+        if now is None or q.milli_value() > now.milli_value():
+            return True
+    return False

@@ -2,7 +2,7 @@
 
 Filters that only sum the node's pods (ResourceSumsFilterPlugin) can then be
 asked about many nodes at once, each with a different set of pods added or
-removed, without cloning a single NodeInfo.
+removed, without cloning a single NodeInfo. Sums wrap as Go's int64 sums do.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.int64 import wrap
 from kubesched.framework.types import NodeInfo, PodInfo, Resource
 
 # CycleState key under which the runtime leaves this cycle's whole-snapshot Filter verdicts
@@ -79,11 +80,11 @@ class ExtraSums:
         )
 
     def freeze(self) -> ExtraSums:
-        self.cpu = np.array(self._cpu, np.int64)
-        self.mem = np.array(self._mem, np.int64)
-        self.eph = np.array(self._eph, np.int64)
-        self.pods = np.array(self._pods, np.int64)
-        self.scalar = {name: np.array(v, np.int64) for name, v in self._scalar.items()}
+        self.cpu = int64_array(self._cpu)
+        self.mem = int64_array(self._mem)
+        self.eph = int64_array(self._eph)
+        self.pods = int64_array(self._pods)
+        self.scalar = {name: int64_array(v) for name, v in self._scalar.items()}
         return self
 
     def resource(self, k: int) -> tuple[Resource, int]:
@@ -137,15 +138,15 @@ class NominationColumns:
             cols = self._by_priority[pi.priority] = ([np.zeros(n, np.int64) for _ in range(4)], {})
         base, scalar = cols
         r = pi.requests
-        base[0][i] += sign * r.milli_cpu
-        base[1][i] += sign * r.memory
-        base[2][i] += sign * r.ephemeral_storage
+        _add_at(base[0], i, sign * r.milli_cpu)
+        _add_at(base[1], i, sign * r.memory)
+        _add_at(base[2], i, sign * r.ephemeral_storage)
         base[3][i] += sign
         for name, v in r.scalar.items():
             arr = scalar.get(name)
             if arr is None:
                 arr = scalar[name] = np.zeros(len(self.nodes), np.int64)
-            arr[i] += sign * v
+            _add_at(arr, i, sign * v)
 
     def at_least(self, priority: int, own: tuple[str, PodInfo] | None) -> ExtraSums | None:
         """Per node, the nominated pods of `priority` or more, less `own` (the pod's own nomination); None if none."""
@@ -167,13 +168,26 @@ class NominationColumns:
             i = self._index.get(own[0])
             if i is not None:
                 r = own[1].requests
-                base[0][i] -= r.milli_cpu
-                base[1][i] -= r.memory
-                base[2][i] -= r.ephemeral_storage
+                _add_at(base[0], i, -r.milli_cpu)
+                _add_at(base[1], i, -r.memory)
+                _add_at(base[2], i, -r.ephemeral_storage)
                 base[3][i] -= 1
                 for name, v in r.scalar.items():
-                    scalar[name][i] -= v
+                    _add_at(scalar[name], i, -v)
         return ExtraSums.of_arrays(base[0], base[1], base[2], base[3], scalar)
+
+
+def int64_array(values: list[int]) -> np.ndarray:
+    """An int64 array of Python ints that may have left int64's range (wrapped as Go's sums wrap)."""
+    try:
+        return np.array(values, np.int64)
+    except OverflowError:
+        return np.array([wrap(v) for v in values], np.int64)
+
+
+def _add_at(arr: np.ndarray, i: int, delta: int) -> None:
+    """arr[i] += delta with Go's wrapping (numpy's scalar += would warn, or raise past int64)."""
+    arr[i] = wrap(int(arr[i]) + delta)
 
 
 def with_extra(base: Resource, pod_count: int, extra: ExtraSums, k: int) -> tuple[Resource, int]:

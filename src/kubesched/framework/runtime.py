@@ -569,18 +569,22 @@ class Framework:
             in_range = stacked.max() <= MAX_NODE_SCORE and stacked.min() >= MIN_NODE_SCORE
         else:
             in_range = True
+        if not in_range:
+            # Upstream checks node by node (in parallel, the first node usually first), each node's
+            # plugins in order: the error names the first node's first out-of-range plugin.
+            out = (stacked > MAX_NODE_SCORE) | (stacked < MIN_NODE_SCORE)
+            node = int(np.flatnonzero(out.any(axis=0))[0])
+            k = int(np.flatnonzero(out[:, node])[0])
+            return (
+                None,
+                {},
+                Status.as_error(
+                    f"applying score defaultWeights on Score plugins: plugin {go_quote(plugins[k].name)} returns an "
+                    f"invalid score {int(stacked[k, node])}, it should in the range of "
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                ),
+            )
         for pl, scores in zip(plugins, raw, strict=True):
-            if not in_range and len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
-                bad = int(scores[(scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)][0])
-                return (
-                    None,
-                    {},
-                    Status.as_error(
-                        f"applying score defaultWeights on Score plugins: plugin {go_quote(pl.name)} returns an "
-                        f"invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                        "after normalizing"
-                    ),
-                )
             weighted = scores * self.score_weights.get(pl.name, 1)
             per_plugin[pl.name] = weighted
             total += weighted

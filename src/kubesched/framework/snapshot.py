@@ -7,6 +7,8 @@ the columns whose NodeInfo generation changed.
 
 Columns are int64 arrays indexed by a node's position in `nodes` (its
 `NodeInfo.index`): the whole-snapshot fast paths of plugins work on them.
+Their arithmetic wraps as Go's int64 arithmetic does (a node may declare
+2^63-1 of something, or an amount that Go read as a wrapped negative).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from kubesched.api.int64 import wrap
 from kubesched.framework.pod_index import CountIndex, KeyIndex, RowValues, SumsIndex
 from kubesched.framework.types import NodeInfo, Resource
 
@@ -24,6 +27,10 @@ PodIndex = CountIndex | KeyIndex | SumsIndex | RowValues
 
 # Pod indexes kept at once (least recently used dropped): each holds an int64 per node.
 MAX_POD_INDEXES = 128
+
+# While every amount in the columns is in [0, NARROW), sums of two and products with 100 stay
+# in int64 and scores stay in [0, 100]: plugins may skip Go's wrapping arithmetic (NodeColumns.wide).
+NARROW = 1 << 54
 
 T = TypeVar("T")
 
@@ -83,16 +90,17 @@ class NodeColumns:
         self.nz_cpu = np.zeros(n, np.int64)
         self.nz_mem = np.zeros(n, np.int64)
         self.pod_count = np.zeros(n, np.int64)
-        # allocatable - requested (and allowed pods - pods): what NodeResourcesFit compares a request with.
+        # allocatable - requested (wrapped as Go's int64 subtraction): what NodeResourcesFit compares a request with.
         self.free_cpu = np.zeros(n, np.int64)
         self.free_mem = np.zeros(n, np.int64)
         self.free_eph = np.zeros(n, np.int64)
-        self.free_pods = np.zeros(n, np.int64)
         self.has_ports = np.zeros(n, bool)
         # scalar resource name -> (allocatable, requested, has-allocatable-entry)
         self.scalar_alloc: dict[str, np.ndarray] = {}
         self.scalar_req: dict[str, np.ndarray] = {}
         self.scalar_present: dict[str, np.ndarray] = {}
+        # Set (for good) once some amount is negative or reaches NARROW.
+        self.wide = False
 
     def _ensure_scalar(self, name: str, nodes: list[NodeInfo]) -> None:
         if name in self.scalar_alloc:
@@ -113,11 +121,17 @@ class NodeColumns:
         self.nz_cpu[i] = z.milli_cpu
         self.nz_mem[i] = z.memory
         self.pod_count[i] = len(ni.pods)
-        self.free_cpu[i] = a.milli_cpu - r.milli_cpu
-        self.free_mem[i] = a.memory - r.memory
-        self.free_eph[i] = a.ephemeral_storage - r.ephemeral_storage
-        self.free_pods[i] = a.allowed_pod_number - len(ni.pods)
+        self.free_cpu[i] = wrap(a.milli_cpu - r.milli_cpu)
+        self.free_mem[i] = wrap(a.memory - r.memory)
+        self.free_eph[i] = wrap(a.ephemeral_storage - r.ephemeral_storage)
         self.has_ports[i] = bool(ni.used_ports)
+        if not self.wide:
+            for v in (a.milli_cpu, a.memory, a.ephemeral_storage, r.milli_cpu, r.memory, r.ephemeral_storage):
+                if not 0 <= v < NARROW:
+                    self.wide = True
+            for v in (z.milli_cpu, z.memory, *a.scalar.values(), *r.scalar.values()):
+                if not 0 <= v < NARROW:
+                    self.wide = True
         for name in a.scalar.keys() | r.scalar.keys():
             self._ensure_scalar(name, nodes)
         for name, arr in self.scalar_alloc.items():

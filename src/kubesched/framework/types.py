@@ -12,6 +12,7 @@ import itertools
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.int64 import MAX_INT64, MIN_INT64, wrap
 from kubesched.api.resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -50,7 +51,10 @@ def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
 
 
 class Resource:
-    """Pre-summed integer resources: millicores, bytes, pod count, scalar resources."""
+    """Pre-summed integer resources: millicores, bytes, pod count, scalar resources.
+
+    Every amount is an int64 as Go holds it: sums wrap around as Go's `+=` does.
+    """
 
     __slots__ = ("allowed_pod_number", "ephemeral_storage", "memory", "milli_cpu", "scalar")
 
@@ -97,11 +101,16 @@ class Resource:
         return self.scalar.get(name, 0)
 
     def add(self, other: Resource, sign: int = 1) -> None:
-        self.milli_cpu += sign * other.milli_cpu
-        self.memory += sign * other.memory
-        self.ephemeral_storage += sign * other.ephemeral_storage
+        cpu = self.milli_cpu + sign * other.milli_cpu
+        mem = self.memory + sign * other.memory
+        eph = self.ephemeral_storage + sign * other.ephemeral_storage
+        if MIN_INT64 <= cpu <= MAX_INT64 and MIN_INT64 <= mem <= MAX_INT64 and MIN_INT64 <= eph <= MAX_INT64:
+            self.milli_cpu, self.memory, self.ephemeral_storage = cpu, mem, eph
+        else:
+            self.milli_cpu, self.memory, self.ephemeral_storage = wrap(cpu), wrap(mem), wrap(eph)
+        scalar = self.scalar
         for k, v in other.scalar.items():
-            self.scalar[k] = self.scalar.get(k, 0) + sign * v
+            scalar[k] = wrap(scalar.get(k, 0) + sign * v)
 
     def is_zero(self) -> bool:
         return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalar)
@@ -378,8 +387,9 @@ class NodeInfo:
         ps[1] += sign
         if ps[1] == 0:
             del self.priority_sums[pi.priority]
-        self.non_zero_requested.milli_cpu += sign * pi.non0_cpu
-        self.non_zero_requested.memory += sign * pi.non0_mem
+        nz = self.non_zero_requested
+        nz.milli_cpu = wrap(nz.milli_cpu + sign * pi.non0_cpu)
+        nz.memory = wrap(nz.memory + sign * pi.non0_mem)
         ports = self.used_ports
         for ip, proto, port in pi.host_ports:
             if sign > 0:

@@ -20,7 +20,7 @@ from kubesched.api.scheduling import PodDisruptionBudget
 from kubesched.config.types import DefaultPreemptionArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
-from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
@@ -144,8 +144,14 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # The evaluator re-activates the preemptor itself once its API calls are done.
-        return []
+        """Pod deletions, with a hint that always skips (as upstream, async preemption on).
+
+        A preemptor that PreEnqueue gated while its victims were being deleted
+        (an update of the pod itself can requeue it then) is looked at again on
+        each pod deletion; the other plugins that rejected it decide. The
+        evaluator re-activates it only when an API call failed.
+        """
+        return [ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.DELETE), _skip)]
 
     # ------------------------------------------------------------ PreemptionInterface
 
@@ -478,3 +484,8 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         if violating and non_violating:
             victims.sort(key=importance_key)
         return victims, num_violating, Status(Code.SUCCESS)
+
+
+def _skip(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """isPodSchedulableAfterPodDeletion: never by itself; registered so a gated preemptor is looked at again."""
+    return QueueingHint.QUEUE_SKIP

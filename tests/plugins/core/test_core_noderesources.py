@@ -544,8 +544,15 @@ def test_scorer_non_zero_requests_with_pod_level_resources() -> None:
             },
         )
     )
+    # NodeResourcesFit's v1.34 scorer skips pod-level requests: 100m + 100m, not 1 cpu
+    # (reference: this pod scores 80 on a 1-cpu node, ../../api/cases/quantities/fit-scoring-skips-pod-level.yaml).
     scorer = ResourceAllocationScorer(LEAST_ALLOCATED, DEFAULT, use_requested=False)
-    assert scorer.pod_requests(pi) == [1000, 300 * 2**20]
+    assert scorer.pod_requests(pi) == [200, 300 * 2**20]
+    # BalancedAllocation's does not.
+    assert ResourceAllocationScorer(LEAST_ALLOCATED, DEFAULT, use_requested=True).pod_requests(pi) == [
+        1000,
+        100 * 2**20,
+    ]
 
 
 # ---------------------------------------------------------------- queueing hints

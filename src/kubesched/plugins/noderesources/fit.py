@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.core import Node, Pod
+from kubesched.api.int64 import wrap
 from kubesched.api.resources import is_extended_resource_name, is_scalar_resource_name
 from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
 from kubesched.framework.cycle_state import CycleState
@@ -66,6 +67,25 @@ class _PreScoreState:
         return self
 
 
+def fit_request(pod: PodInfo) -> Res:
+    """computePodResourceRequest: the pod's requests with every amount at least 0.
+
+    Upstream builds it with Resource.SetMaxResource, max(0, value) per resource,
+    so a negative request (a negative quantity, or one whose int64 wrapped)
+    counts as none at all.
+    """
+    r = pod.requests
+    if min(r.milli_cpu, r.memory, r.ephemeral_storage, *r.scalar.values()) >= 0:
+        return r
+    return Res(
+        max(r.milli_cpu, 0),
+        max(r.memory, 0),
+        max(r.ephemeral_storage, 0),
+        0,
+        {name: max(v, 0) for name, v in r.scalar.items()},
+    )
+
+
 def fits_request(
     req: Res, ni: NodeInfo, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
 ) -> list[InsufficientResource]:
@@ -81,14 +101,17 @@ def fits_amounts(
     ignored: frozenset[str] = frozenset(),
     ignored_groups: frozenset[str] = frozenset(),
 ) -> list[InsufficientResource]:
-    """fitsRequest on plain sums: allocatable, requested and the number of pods on the node."""
+    """fitsRequest on plain sums: allocatable, requested and the number of pods on the node.
+
+    allocatable - requested is Go's int64 subtraction (it wraps).
+    """
     out: list[InsufficientResource] = []
     allowed = alloc.allowed_pod_number
     if pod_count + 1 > allowed:
         out.append(InsufficientResource("pods", TOO_MANY_PODS, 1, pod_count, allowed, False))
     if req.is_zero():
         return out
-    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+    if req.milli_cpu > 0 and req.milli_cpu > wrap(alloc.milli_cpu - used.milli_cpu):
         out.append(
             InsufficientResource(
                 "cpu",
@@ -99,13 +122,13 @@ def fits_amounts(
                 req.milli_cpu > alloc.milli_cpu,
             )
         )
-    if req.memory > 0 and req.memory > alloc.memory - used.memory:
+    if req.memory > 0 and req.memory > wrap(alloc.memory - used.memory):
         out.append(
             InsufficientResource(
                 "memory", "Insufficient memory", req.memory, used.memory, alloc.memory, req.memory > alloc.memory
             )
         )
-    if req.ephemeral_storage > 0 and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+    if req.ephemeral_storage > 0 and req.ephemeral_storage > wrap(alloc.ephemeral_storage - used.ephemeral_storage):
         out.append(
             InsufficientResource(
                 "ephemeral-storage",
@@ -122,7 +145,7 @@ def fits_amounts(
             continue
         a = alloc.scalar.get(name, 0)
         u = used.scalar.get(name, 0)
-        if q > a - u:
+        if q > wrap(a - u):
             out.append(InsufficientResource(name, f"Insufficient {name}", q, u, a, q > a))
     return out
 
@@ -172,7 +195,7 @@ class Fit(
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(_PRE_FILTER_KEY, pod.requests)
+        state.write(_PRE_FILTER_KEY, fit_request(pod))
         return None, None
 
     def _request(self, state: CycleState) -> Res:
@@ -197,20 +220,19 @@ class Fit(
         req = self._request(state)
         if pod_count + 1 > allocatable.allowed_pod_number:
             return False
-        if req.milli_cpu > 0 and req.milli_cpu > allocatable.milli_cpu - requested.milli_cpu:
+        if req.milli_cpu > 0 and req.milli_cpu > wrap(allocatable.milli_cpu - requested.milli_cpu):
             return False
-        if req.memory > 0 and req.memory > allocatable.memory - requested.memory:
+        if req.memory > 0 and req.memory > wrap(allocatable.memory - requested.memory):
             return False
-        if (
-            req.ephemeral_storage > 0
-            and req.ephemeral_storage > allocatable.ephemeral_storage - requested.ephemeral_storage
+        if req.ephemeral_storage > 0 and req.ephemeral_storage > wrap(
+            allocatable.ephemeral_storage - requested.ephemeral_storage
         ):
             return False
         for name, q in req.scalar.items():
             if (
                 q
                 and not _ignored(name, self.ignored, self.ignored_groups)
-                and q > allocatable.scalar.get(name, 0) - requested.scalar.get(name, 0)
+                and q > wrap(allocatable.scalar.get(name, 0) - requested.scalar.get(name, 0))
             ):
                 return False
         return True
@@ -230,8 +252,10 @@ class Fit(
             return a if more is None else a - more
 
         # (label, request, allocatable, free) per checked resource, in fitsRequest's order.
-        free_pods = less(col(c.free_pods), extra.pods if extra is not None else None)
-        failed = free_pods < 1
+        # len(pods)+1 > allowedPodNumber, compared directly: allowed - len(pods) could leave int64.
+        pod_count = col(c.pod_count) if extra is None else col(c.pod_count) + extra.pods
+        too_many = pod_count >= col(c.alloc_pods)
+        failed = too_many.copy()
         checks: list[tuple[str, int, np.ndarray, np.ndarray]] = []
         if not req.is_zero():
             if req.milli_cpu > 0:
@@ -254,7 +278,7 @@ class Fit(
 
         def keys() -> np.ndarray:
             # Bit 0: too many pods; per checked resource j, bit 2j+1: insufficient, bit 2j+2: beyond allocatable.
-            key = (free_pods < 1).astype(np.int64)
+            key = too_many.astype(np.int64)
             for j, (_name, q, alloc, free) in enumerate(checks[:30]):
                 fail = q > free
                 key |= (fail.astype(np.int64) << (2 * j + 1)) | (
@@ -335,7 +359,7 @@ def _pod_event(pod: Pod, old: Any, new: Any) -> QueueingHint:
         return QueueingHint.QUEUE
     if not new.spec.node_name:
         return QueueingHint.QUEUE_SKIP
-    target = PodInfo(pod).requests
+    target = fit_request(PodInfo(pod))
     before, after = PodInfo(old).requests, PodInfo(new).requests
     for name in ("cpu", "memory", "ephemeral-storage", *target.scalar):
         if target.get(name) and before.get(name) > after.get(name):
@@ -344,7 +368,7 @@ def _pod_event(pod: Pod, old: Any, new: Any) -> QueueingHint:
 
 
 def _node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
-    req = PodInfo(pod).requests
+    req = fit_request(PodInfo(pod))
     fresh = NodeInfo(new)
     if fits_request(req, fresh):
         return QueueingHint.QUEUE_SKIP
@@ -367,4 +391,4 @@ def _node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
 
 def node_fits(pod: Pod, node: Node) -> bool:
     """isFit: does the pod fit the node when nothing else runs there."""
-    return not fits_request(PodInfo(pod).requests, NodeInfo(node))
+    return not fits_request(fit_request(PodInfo(pod)), NodeInfo(node))

@@ -3,8 +3,10 @@
 (noderesources/resource_allocation.go, least_allocated.go, most_allocated.go,
 requested_to_capacity_ratio.go, balanced_allocation.go.) Each strategy has a
 per-node reference and a vector form over snapshot columns; both use Go's
-integer arithmetic (operands are non-negative, so // is Go's /, except in the
-broken-linear shape where a decreasing shape needs truncation toward zero).
+int64 arithmetic: sums and products wrap (a node with 10**17 millicores makes
+LeastAllocated's (capacity - requested) * 100 wrap negative), / truncates
+toward zero, and a float score out of int64's range converts to MinInt64 as
+on amd64. An out-of-range score is then the runtime's "invalid score" error.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kubesched.api.int64 import MIN_INT64, div, wrap
 from kubesched.api.resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -25,7 +28,7 @@ from kubesched.api.resources import (
 )
 from kubesched.config.types import ResourceSpec, UtilizationShapePoint
 from kubesched.framework.interface import MAX_NODE_SCORE
-from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.snapshot import NARROW, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 
 MAX_UTILIZATION = 100
@@ -38,13 +41,35 @@ BALANCED = "BalancedAllocation"
 
 
 def go_div(a: int, b: int) -> int:
-    """Go's integer division: truncates toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
+    """Go's int64 division: truncates toward zero."""
+    return div(a, b)
 
 
 def go_div_vec(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
-    return np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))
+    """Go's int64 division per element (b non-zero): numpy floors, Go truncates toward zero."""
+    with np.errstate(over="ignore"):  # MinInt64 / -1 wraps in Go too
+        q = np.floor_divide(a, b)
+        differ = np.bitwise_xor(a, b) < 0
+        if differ.any():
+            q = q + (differ & (q * b != a))
+    return q
+
+
+_TWO_63 = float(1 << 63)
+
+
+def float_to_int64(x: float) -> int:
+    """int64(x) for a float64 as amd64 converts it: truncation, MinInt64 when out of range."""
+    if -_TWO_63 <= x < _TWO_63:
+        return int(x)
+    return MIN_INT64
+
+
+def float_to_int64_vec(x: np.ndarray) -> np.ndarray:
+    inside = (x >= -_TWO_63) & (x < _TWO_63)
+    if inside.all():
+        return x.astype(np.int64)
+    return np.where(inside, np.where(inside, x, 0.0).astype(np.int64), MIN_INT64)
 
 
 def go_round(x: float) -> int:
@@ -93,20 +118,21 @@ class BrokenLinear:
 _NON_MISSING_KEY = "resource-allocation/non-missing"
 
 
-def _non_missing_requests(pod: PodInfo) -> tuple[int, int]:
-    """cpu (millicores) and memory as calculatePodResourceRequest counts them when not useRequested.
+def _non_missing_requests(pod: PodInfo) -> dict[str, int] | None:
+    """The pod's requests as calculatePodResourceRequest counts them when not useRequested.
 
-    The scorer always defaults every container missing a cpu or memory request
-    (100m / 200Mi) and then lets pod-level requests win; only for a pod with
-    pod-level requests does that differ from NodeInfo's NonZeroRequested.
+    Every container missing a cpu or memory request counts 100m / 200Mi, and
+    pod-level requests are skipped (NodeResourcesFit's v1.34 scorer is built
+    without the PodLevelResources feature). None when the pod has no pod-level
+    requests: then they are NodeInfo's NonZeroRequested cpu and memory and the
+    pod's requests for everything else.
     """
     if not pod_level_requests(pod.pod):
-        return pod.non0_cpu, pod.non0_mem
+        return None
     hit = pod.cache.get(_NON_MISSING_KEY)
     if hit is None:
-        amounts = to_amounts(pod_requests_non_missing(pod.pod))
-        hit = pod.cache[_NON_MISSING_KEY] = (amounts.get(CPU, 0), amounts.get(MEMORY, 0))
-    return hit
+        hit = pod.cache[_NON_MISSING_KEY] = to_amounts(pod_requests_non_missing(pod.pod))
+    return hit  # type: ignore[no-any-return]
 
 
 class ResourceAllocationScorer:
@@ -133,9 +159,15 @@ class ResourceAllocationScorer:
 
     def pod_requests(self, pod: PodInfo) -> list[int]:
         """calculatePodResourceRequestList: non-zero defaults for cpu/memory unless use_requested."""
-        out = []
         req = pod.requests
-        non0_cpu, non0_mem = (req.milli_cpu, req.memory) if self.use_requested else _non_missing_requests(pod)
+        if self.use_requested:
+            non0_cpu, non0_mem = req.milli_cpu, req.memory
+        else:
+            amounts = _non_missing_requests(pod)
+            if amounts is not None:
+                return [amounts.get(name, 0) for name in self.names]
+            non0_cpu, non0_mem = pod.non0_cpu, pod.non0_mem
+        out = []
         for name in self.names:
             if name == CPU:
                 out.append(non0_cpu)
@@ -150,13 +182,13 @@ class ResourceAllocationScorer:
         if pod_req == 0 and is_scalar_resource_name(name):
             return 0, 0
         if name == CPU:
-            return ni.allocatable.milli_cpu, requested.milli_cpu + pod_req
+            return ni.allocatable.milli_cpu, wrap(requested.milli_cpu + pod_req)
         if name == MEMORY:
-            return ni.allocatable.memory, requested.memory + pod_req
+            return ni.allocatable.memory, wrap(requested.memory + pod_req)
         if name == EPHEMERAL_STORAGE:
-            return ni.allocatable.ephemeral_storage, ni.requested.ephemeral_storage + pod_req
+            return ni.allocatable.ephemeral_storage, wrap(ni.requested.ephemeral_storage + pod_req)
         if name in ni.allocatable.scalar:
-            return ni.allocatable.scalar[name], ni.requested.scalar.get(name, 0) + pod_req
+            return ni.allocatable.scalar[name], wrap(ni.requested.scalar.get(name, 0) + pod_req)
         return 0, 0
 
     def _alloc_req_vec(self, snap: Snapshot, idx: np.ndarray, name: str, pod_req: int) -> tuple[np.ndarray, np.ndarray]:
@@ -194,21 +226,21 @@ class ResourceAllocationScorer:
             if a == 0:
                 continue
             if self.strategy == LEAST_ALLOCATED:
-                s = 0 if r > a else (a - r) * MAX_NODE_SCORE // a
+                s = 0 if r > a else div(wrap(wrap(a - r) * MAX_NODE_SCORE), a)
             elif self.strategy == MOST_ALLOCATED:
-                s = min(r, a) * MAX_NODE_SCORE // a
+                s = div(wrap(min(r, a) * MAX_NODE_SCORE), a)
             else:
                 assert self.shape is not None
-                s = self.shape(MAX_UTILIZATION) if r > a else self.shape(r * MAX_UTILIZATION // a)
+                s = self.shape(MAX_UTILIZATION) if r > a else self.shape(div(wrap(r * MAX_UTILIZATION), a))
                 if s <= 0:
                     continue
-            node_score += s * w
+            node_score = wrap(node_score + s * w)
             weight_sum += w
         if weight_sum == 0:
             return 0
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
             return go_round(node_score / weight_sum)
-        return node_score // weight_sum
+        return div(node_score, weight_sum)
 
     # ------------------------------------------------------------ vector
 
@@ -219,7 +251,8 @@ class ResourceAllocationScorer:
             allocs.append(a)
             reqs.append(r)
         if self.strategy != REQUESTED_TO_CAPACITY_RATIO and allocs and all(a.min() > 0 for a in allocs if len(a)):
-            return self._score_vec_all_allocatable(reqs, allocs)
+            narrow = not snap.columns.wide and all(0 <= pr < NARROW for pr in pod_requests)
+            return self._score_vec_all_allocatable(reqs, allocs, narrow)
         reqs = [np.where(a != 0, r, 0) for r, a in zip(reqs, allocs, strict=True)]
         if self.strategy == BALANCED:
             return _balanced_vec(reqs, allocs)
@@ -230,12 +263,12 @@ class ResourceAllocationScorer:
             has = a != 0
             safe = np.where(has, a, 1)
             if self.strategy == LEAST_ALLOCATED:
-                s = np.where(r > a, 0, (a - r) * MAX_NODE_SCORE // safe)
+                s = np.where(r > a, 0, go_div_vec((a - r) * MAX_NODE_SCORE, safe))
             elif self.strategy == MOST_ALLOCATED:
-                s = np.minimum(r, a) * MAX_NODE_SCORE // safe
+                s = go_div_vec(np.minimum(r, a) * MAX_NODE_SCORE, safe)
             else:
                 assert self.shape is not None
-                util = np.where(r > a, MAX_UTILIZATION, r * MAX_UTILIZATION // safe)
+                util = np.where(r > a, MAX_UTILIZATION, go_div_vec(r * MAX_UTILIZATION, safe))
                 s = self.shape.vec(util)
                 has = has & (s > 0)
             node_score += np.where(has, s * w, 0)
@@ -246,27 +279,39 @@ class ResourceAllocationScorer:
             t = np.trunc(x)
             out = (t + ((x - t) >= 0.5)).astype(np.int64)
         else:
-            out = node_score // safe_ws
+            out = go_div_vec(node_score, safe_ws)
         return np.where(weight_sum > 0, out, 0)
 
-    def _score_vec_all_allocatable(self, reqs: list[np.ndarray], allocs: list[np.ndarray]) -> np.ndarray:
-        """score_vec when every node has every resource: no per-node skipping, fewer array passes."""
+    def _score_vec_all_allocatable(
+        self, reqs: list[np.ndarray], allocs: list[np.ndarray], narrow: bool = False
+    ) -> np.ndarray:
+        """score_vec when every node has every resource: no per-node skipping, fewer array passes.
+
+        `narrow` (every amount in [0, NARROW)): nothing wraps and no score is negative,
+        so numpy's floor division is Go's and LeastAllocated's r > a case is a clamp.
+        """
         if self.strategy == BALANCED:
             fr = [np.minimum(r / a, 1.0) for r, a in zip(reqs, allocs, strict=True)]
             if len(fr) == 2:
                 std = np.abs((fr[0] - fr[1]) / 2)
-                return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+                score = (1 - std) * float(MAX_NODE_SCORE)
+                return score.astype(np.int64) if narrow else float_to_int64_vec(score)
             return _balanced_vec(reqs, allocs)
         total = None
         for r, a, w in zip(reqs, allocs, self.weights, strict=True):
-            if self.strategy == LEAST_ALLOCATED:
-                s = np.maximum(a - r, 0) * MAX_NODE_SCORE // a
+            if narrow:
+                if self.strategy == LEAST_ALLOCATED:
+                    s = np.maximum(a - r, 0) * MAX_NODE_SCORE // a
+                else:
+                    s = np.minimum(r, a) * MAX_NODE_SCORE // a
+            elif self.strategy == LEAST_ALLOCATED:
+                s = np.where(r > a, 0, go_div_vec((a - r) * MAX_NODE_SCORE, a))
             else:
-                s = np.minimum(r, a) * MAX_NODE_SCORE // a
+                s = go_div_vec(np.minimum(r, a) * MAX_NODE_SCORE, a)
             s *= w
             total = s if total is None else total + s
         assert total is not None
-        return total // sum(self.weights)
+        return total // sum(self.weights) if narrow else go_div_vec(total, sum(self.weights))
 
 
 def _balanced(requested: list[int], allocatable: list[int]) -> int:
@@ -287,7 +332,7 @@ def _balanced(requested: list[int], allocatable: list[int]) -> int:
         for f in fractions:
             acc = acc + (f - mean) * (f - mean)
         std = math.sqrt(acc / len(fractions))
-    return int((1 - std) * float(MAX_NODE_SCORE))
+    return float_to_int64((1 - std) * float(MAX_NODE_SCORE))
 
 
 def _balanced_vec(reqs: list[np.ndarray], allocs: list[np.ndarray]) -> np.ndarray:
@@ -316,4 +361,4 @@ def _balanced_vec(reqs: list[np.ndarray], allocs: list[np.ndarray]) -> np.ndarra
         std = np.sqrt(acc / k)
     else:
         std = np.zeros(n)
-    return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return float_to_int64_vec((1 - std) * float(MAX_NODE_SCORE))

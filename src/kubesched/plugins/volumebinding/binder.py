@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import msgspec
 
 from kubesched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Pod, Volume
 from kubesched.api.labels import Requirement, Selector, SelectorError, label_selector
-from kubesched.api.quantity import QuantityError, parse_quantity, value
+from kubesched.api.quantity import Quantity, QuantityError, parse
 from kubesched.api.storage import CSINode, CSIStorageCapacity, StorageClass, TopologySelectorTerm
 from kubesched.config.gofmt import go_quote
 from kubesched.plugins.volumebinding import csi_translation as trans
@@ -47,6 +46,7 @@ from kubesched.plugins.volumebinding.pv_util import (
     is_pvc_fully_bound,
     pick_volume,
     storage_quantity,
+    storage_value,
     volume_class,
 )
 
@@ -72,7 +72,7 @@ class BindingInfo:
 
     def storage_resource(self) -> tuple[int, int]:
         """(requested, capacity) in bytes, as the capacity scorer reads them."""
-        return value(storage_quantity(self.pvc.spec.resources.requests)), value(storage_quantity(self.pv.spec.capacity))
+        return storage_value(self.pvc.spec.resources.requests), storage_value(self.pv.spec.capacity)
 
 
 @dataclass(slots=True)
@@ -129,13 +129,13 @@ def match_topology_selector_terms(terms: list[TopologySelectorTerm], labels: dic
     return False
 
 
-def volume_limit(capacity: CSIStorageCapacity) -> Fraction | None:
+def volume_limit(capacity: CSIStorageCapacity) -> Quantity | None:
     """The largest volume a CSIStorageCapacity admits: maximumVolumeSize, else capacity."""
     raw = capacity.maximum_volume_size if capacity.maximum_volume_size is not None else capacity.capacity
     if raw is None:
         return None
     try:
-        return parse_quantity(raw)
+        return parse(raw)
     except QuantityError:
         return None
 
@@ -299,7 +299,7 @@ class VolumeBinder:
         driver = self._lister("CSIDriver").get(provisioner)
         if driver is None or not driver.spec.storage_capacity:
             return True, None
-        size = value(storage_quantity(claim.spec.resources.requests))
+        size = storage_value(claim.spec.resources.requests)
         capacities = sorted(
             self._lister("CSIStorageCapacity").list(), key=lambda c: (c.metadata.namespace, c.metadata.name)
         )
@@ -308,7 +308,7 @@ class VolumeBinder:
             if (
                 cap.storage_class_name == sc.metadata.name
                 and limit is not None
-                and value(limit) >= size
+                and limit.value() >= size
                 and _node_has_access(node, cap)
             ):
                 return True, cap

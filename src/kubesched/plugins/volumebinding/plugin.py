@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubesched.api.core import Pod
-from kubesched.api.quantity import value
 from kubesched.config.gofmt import go_quote
 from kubesched.config.types import VolumeBindingArgs
 from kubesched.framework.cycle_state import CycleState
@@ -46,7 +45,7 @@ from kubesched.plugins.volumebinding.pv_util import (
     MIGRATED_PLUGINS_ANNOTATION,
     check_ephemeral_owner,
     pod_claim_names,
-    storage_quantity,
+    storage_value,
 )
 from kubesched.plugins.volumebinding.scorer import STORAGE_CAPACITY_SCORING, ClassResources, Scorer, build_scorer
 
@@ -208,8 +207,8 @@ class VolumeBinding(
                     continue
                 acc = classes.setdefault(p.pvc.spec.storage_class_name or "", [0, 0])
                 cap = p.node_capacity.capacity
-                acc[1] = value(storage_quantity({"storage": cap})) if cap is not None else 0
-                acc[0] += value(storage_quantity(p.pvc.spec.resources.requests))
+                acc[1] = storage_value({"storage": cap}) if cap is not None else 0
+                acc[0] += storage_value(p.pvc.spec.resources.requests)
         return self.scorer(classes), None
 
     # ------------------------------------------------------------ Reserve / PreBind
@@ -301,7 +300,7 @@ def _after_capacity_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
     if old is None:
         return QueueingHint.QUEUE
     before, after = volume_limit(old), volume_limit(new)
-    if after is not None and (before is None or value(after) > value(before)):
+    if after is not None and (before is None or after.value() > before.value()):
         return QueueingHint.QUEUE
     return QueueingHint.QUEUE_SKIP
 

@@ -22,7 +22,7 @@ from kubesched.api.core import (
     Volume,
 )
 from kubesched.api.labels import NodeSelectorMatcher, Selector, SelectorError, label_selector
-from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.quantity import QuantityError, parse, parse_quantity
 from kubesched.config.gofmt import go_quote
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
@@ -77,6 +77,17 @@ def storage_quantity(resources: Mapping[str, Any]) -> Fraction:
         return parse_quantity(raw)
     except QuantityError:
         return Fraction(0)
+
+
+def storage_value(resources: Mapping[str, Any]) -> int:
+    """Quantity.Value() of the `storage` entry (Go's int64, overflow included); 0 when absent."""
+    raw = resources.get("storage")
+    if raw is None:
+        return 0
+    try:
+        return parse(raw).value()
+    except QuantityError:
+        return 0
 
 
 # ---------------------------------------------------------------- classes, modes, binding state
