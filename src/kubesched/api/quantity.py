@@ -524,3 +524,14 @@ def quantity_text(q: Quantity | Fraction) -> str:
         if v.denominator == 1:
             return f"{v.numerator}{suffix}"
     return f"{math.ceil(q * 10**9)}n"
+
+
+def shown(raw: object) -> str:
+    """A quantity as the API server prints it in a validation message: the Quantity.String() of a
+    ResourceList entry ("0.5" is "500m"); a Fraction (a sum the server computed) exactly."""
+    if isinstance(raw, Fraction):
+        return quantity_text(raw)
+    try:
+        return canonical_text(raw, resource_list=True)
+    except QuantityError:
+        return str(raw)

@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from kubesched.api.decode import NAMESPACED, decode
+from kubesched.api.quantity import parse_resource_quantity
 from kubesched.api.validation import validate
 from kubesched.api.validation.resource import cel_compile_error
-from kubesched.api.validation.volumes import _go_value
 from kubesched.config.field import to_aggregate
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -99,9 +99,7 @@ def test_conformance_cases_and_examples_pass() -> None:
     [("-1Gi", -(1 << 30)), ("-500m", -1), ("-1.5", -2), ("-2", -2), ("1500m", 2)],
 )
 def test_quantity_value_rounds_away_from_zero(q: str, value: int) -> None:
-    from kubesched.api.quantity import parse_quantity
-
-    assert _go_value(parse_quantity(q)) == value
+    assert parse_resource_quantity(q).value() == value
 
 
 @pytest.mark.parametrize(

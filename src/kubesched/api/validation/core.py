@@ -31,7 +31,7 @@ from kubesched.api.core import (
     Taint,
 )
 from kubesched.api.meta import ObjectMeta
-from kubesched.api.quantity import milli_value, parse_quantity
+from kubesched.api.quantity import milli_value, parse_quantity, parse_resource_quantity, shown
 from kubesched.api.validation import validator
 from kubesched.api.validation.meta import (
     KUBE_FINALIZER_ERROR,
@@ -74,11 +74,6 @@ def validate_nonnegative(value: int, path: str) -> list[FieldError]:
     return [invalid(path, value, NEGATIVE_ERROR)] if value < 0 else []
 
 
-def _quantity_text(raw: object) -> str:
-    """A quantity as the API server prints it in a message (for now: as written)."""
-    return str(raw)
-
-
 def labels_value(labels: Mapping[str, str]) -> GoJSON:
     """A label map as a bad value: encoding/json sorts the keys; an absent map is null."""
     return GoJSON({k: labels[k] for k in sorted(labels)} if labels else None)
@@ -90,14 +85,14 @@ def _quantity_value_messages(name: str, raw: str | int | float) -> tuple[str, ..
     msgs = []
     if q < 0:
         msgs.append(NEGATIVE_ERROR)
-    if is_integer_resource(name) and milli_value(q) % 1000 != 0:
+    if is_integer_resource(name) and milli_value(parse_resource_quantity(raw)) % 1000 != 0:
         msgs.append("must be an integer")
     return tuple(msgs)
 
 
 def validate_resource_quantity_value(name: str, raw: str | int | float, path: str) -> list[FieldError]:
     """ValidateResourceQuantityValue: not negative, and whole for the resources counted in units."""
-    return [invalid(path, _quantity_text(raw), m) for m in _quantity_value_messages(name, raw)]
+    return [invalid(path, shown(raw), m) for m in _quantity_value_messages(name, raw)]
 
 
 # ---------------------------------------------------------------- pod templates

@@ -23,7 +23,15 @@ from kubesched.api.core import (
     ResourceList,
     ResourceRequirements,
 )
-from kubesched.api.quantity import QuantityError, milli_value, parse_quantity, quantity_text, value
+from kubesched.api.quantity import (
+    Quantity,
+    QuantityError,
+    parse,
+    parse_quantity,
+    parse_resource_quantity,
+    quantity_text,
+    shown,
+)
 from kubesched.api.resources import (
     aggregate_containers,
     is_extended_resource_name,
@@ -93,14 +101,6 @@ _HUGEPAGES_PREFIX = "hugepages-"
 NameCheck = Callable[[str, str], list[FieldError]]
 
 
-def _quantity_text(raw: object) -> str:
-    """A quantity as the API server prints it (Quantity.String()): for now the value as written,
-    or the exact value of a sum the server computed."""
-    if isinstance(raw, Fraction):
-        return quantity_text(raw)
-    return str(raw).strip()
-
-
 def _q(raw: object) -> Fraction:
     """The value of a quantity already checked by decode() (or computed here)."""
     return raw if isinstance(raw, Fraction) else parse_quantity(raw)
@@ -163,31 +163,37 @@ def _overcommit_allowed(name: str) -> bool:
     return is_native_resource(name) and not is_hugepage_resource_name(name)
 
 
-def _hugepages_divisible(name: str, q: Fraction) -> bool:
+def _go(raw: object) -> Quantity:
+    """The quantity as Go holds it (a ResourceList entry), for Value() and MilliValue(); a computed sum
+    (a Fraction) is taken from its exact text."""
+    return parse_resource_quantity(quantity_text(raw) if isinstance(raw, Fraction) else raw)
+
+
+def _hugepages_divisible(name: str, raw: object) -> bool:
     """helper.IsHugePageResourceValueDivisible: a whole number of pages of the size the name gives."""
     try:
-        page = parse_quantity(name[len(_HUGEPAGES_PREFIX) :])
+        page = parse(name[len(_HUGEPAGES_PREFIX) :])
     except QuantityError:
         return False
-    if page <= 0 or milli_value(page) % 1000:
+    if page.exact <= 0 or page.milli_value() % 1000:
         return False
-    return value(q) % value(page) == 0
+    return _go(raw).value() % page.value() == 0  # zero or not: the same in Go
 
 
 def _value_errors(name: str, raw: object, q: Fraction, path: str) -> list[FieldError]:
     """ValidateResourceQuantityValue: not negative, and whole for counted and extended resources."""
     errs: list[FieldError] = []
     if q < 0:
-        errs.append(invalid(path, _quantity_text(raw), "must be greater than or equal to 0"))
-    if is_integer_resource(name) and milli_value(q) % 1000:
-        errs.append(invalid(path, _quantity_text(raw), "must be an integer"))
+        errs.append(invalid(path, shown(raw), "must be greater than or equal to 0"))
+    if is_integer_resource(name) and _go(raw).milli_value() % 1000:
+        errs.append(invalid(path, shown(raw), "must be an integer"))
     return errs
 
 
 def _hugepages_errors(name: str, raw: object, q: Fraction, path: str) -> list[FieldError]:
-    if _hugepages_divisible(name, q):
+    if _hugepages_divisible(name, raw):
         return []
-    text = _quantity_text(raw)
+    text = shown(raw)
     return [invalid(path, text, f"{text} is not positive integer multiple of {name}")]
 
 
@@ -230,11 +236,11 @@ def validate_requirements(
         limit = limit_values.get(name)
         if limit is not None:
             if q != limit and not _overcommit_allowed(name):
-                detail = f"must be equal to {name} limit of {_quantity_text(limits[name])}"
-                errs.append(invalid(path + ".requests", _quantity_text(raw), detail))
+                detail = f"must be equal to {name} limit of {shown(limits[name])}"
+                errs.append(invalid(path + ".requests", shown(raw), detail))
             elif q > limit:
-                detail = f"must be less than or equal to {name} limit of {_quantity_text(limits[name])}"
-                errs.append(invalid(path + ".requests", _quantity_text(raw), detail))
+                detail = f"must be less than or equal to {name} limit of {shown(limits[name])}"
+                errs.append(invalid(path + ".requests", shown(raw), detail))
         elif not _overcommit_allowed(name):
             errs.append(required(path + ".limits", "Limit must be set for non overcommitable resources"))
         if name.startswith(_HUGEPAGES_PREFIX):
@@ -431,15 +437,15 @@ def _consistency_errors(
         if total > _q(requests[name]):
             total_text = _total_text(spec, name, total, get)
             detail = f"must be greater than or equal to aggregate container requests of {total_text}"
-            errs.append(invalid(key(path + ".requests", name), _quantity_text(requests[name]), detail))
+            errs.append(invalid(key(path + ".requests", name), shown(requests[name]), detail))
     for i, c in enumerate(spec.containers):
         for name, raw in c.resources.limits.items():
             if name in limits and _q(raw) > _q(limits[name]):
                 errs.append(
                     invalid(
                         f"{path}.containers[{i}][{name}].limits",
-                        _quantity_text(raw),
-                        f"must be less than or equal to pod limits of {_quantity_text(limits[name])}",
+                        shown(raw),
+                        f"must be less than or equal to pod limits of {shown(limits[name])}",
                     )
                 )
     return errs
@@ -450,5 +456,5 @@ def _total_text(spec: PodSpec, name: str, total: Fraction, get: Callable[[Contai
     for c in (*spec.containers, *spec.init_containers):
         if get(c).get(name) == total:
             reqs = c.resources.requests if name in c.resources.requests else c.resources.limits
-            return _quantity_text(reqs[name])
-    return _quantity_text(total)
+            return shown(reqs[name])
+    return shown(total)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.quantity import QuantityError, canonical_text, parse_quantity
 from kubesched.api.storage import (
     CSIDriver,
     CSINode,
@@ -22,7 +22,6 @@ from kubesched.api.storage import (
 from kubesched.api.validation import validator
 from kubesched.api.validation.meta import name_is_dns_subdomain, validate_label_selector, validate_object_meta
 from kubesched.api.validation.volumes import (
-    _quantity_text,
     validate_class_name,
     validate_csi_driver_name,
     validate_persistent_volume_spec,
@@ -212,7 +211,7 @@ def validate_csi_storage_capacity(cap: CSIStorageCapacity) -> list[FieldError]:
         except QuantityError:
             negative = False  # decoding reports it
         if negative:
-            errs.append(invalid("capacity", _quantity_text(cap.capacity), "must be greater than or equal to 0"))
+            errs.append(invalid("capacity", canonical_text(cap.capacity), "must be greater than or equal to 0"))
     return errs
 
 

@@ -21,7 +21,7 @@ from kubesched.api.core import (
     PersistentVolumeClaimSpec,
     PersistentVolumeSpec,
 )
-from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.quantity import QuantityError, parse_quantity, parse_resource_quantity, shown
 from kubesched.api.validation import validator
 from kubesched.api.validation.meta import (
     name_is_dns_subdomain,
@@ -83,11 +83,6 @@ _SOURCES = (
 INLINE = "may not be specified in the context of inline volumes"
 
 
-def _quantity_text(raw: Any) -> str:
-    """A quantity as the API server prints it (to become Go's canonical form at merge)."""
-    return str(raw)
-
-
 def _quantity(raw: Any) -> Fraction | None:
     """The value of a quantity as written (None if it does not parse: decoding reports that)."""
     try:
@@ -102,13 +97,6 @@ def _positive(raw: Any) -> bool:
     few sizes fill the volumes of a large scenario."""
     q = _quantity(raw)
     return q is None or q > 0
-
-
-def _go_value(q: Fraction) -> int:
-    """Quantity.Value(): rounded away from zero."""
-    n = -q if q < 0 else q
-    v = n.numerator // n.denominator + (n.denominator != 1 and n.numerator % n.denominator != 0)
-    return -v if q < 0 else v
 
 
 @lru_cache(maxsize=1 << 12)
@@ -167,17 +155,23 @@ def _capacity_errors(capacity: Mapping[str, Any], path: str) -> list[FieldError]
     if not capacity:
         errs.append(required(path))
     if "storage" not in capacity or len(capacity) > 1:
-        shown = {k: _quantity_text(capacity[k]) for k in sorted(capacity)} if capacity else None
-        errs.append(not_supported(path, GoJSON(shown), ["storage"]))
+        printed = {k: shown(capacity[k]) for k in sorted(capacity)} if capacity else None
+        errs.append(not_supported(path, GoJSON(printed), ["storage"]))
     for name in sorted(capacity) if len(capacity) > 1 else capacity:
         if _positive(capacity[name]):
             continue
         q = _quantity(capacity[name])
         assert q is not None
         if q < 0:
-            errs.append(invalid(key(path, name), _go_value(q), "must be a valid resource quantity"))
+            errs.append(
+                invalid(
+                    key(path, name),
+                    parse_resource_quantity(capacity[name]).value(),
+                    "must be a valid resource quantity",
+                )
+            )
         if q <= 0:
-            errs.append(invalid(key(path, name), _quantity_text(capacity[name]), NOT_POSITIVE))
+            errs.append(invalid(key(path, name), shown(capacity[name]), NOT_POSITIVE))
     return errs
 
 
@@ -334,7 +328,7 @@ def validate_persistent_volume_claim_spec(spec: PersistentVolumeClaimSpec, path:
     if storage is None:
         errs.append(required(f"{path}.resources[storage]"))
     elif not _positive(storage):
-        errs.append(invalid(f"{path}.resources[storage]", _quantity_text(storage), NOT_POSITIVE))
+        errs.append(invalid(f"{path}.resources[storage]", shown(storage), NOT_POSITIVE))
     if spec.storage_class_name:
         errs += validate_class_name(spec.storage_class_name, f"{path}.storageClassName")
     if spec.volume_mode is not None and spec.volume_mode not in VOLUME_MODES:
