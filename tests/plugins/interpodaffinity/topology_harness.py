@@ -3,7 +3,7 @@
 Every helper runs the per-node reference (`filter`, `score`) and the
 whole-snapshot fast path (`filter_all`, `score_all`) and asserts they agree, so
 each test also proves the two paths equivalent. `load_case` rebuilds a golden
-conformance case (../../shared/conformance) as Env-ready objects.
+conformance case (tests/conformance/cases, copied from ../shared/conformance) as Env-ready objects.
 """
 
 from __future__ import annotations
