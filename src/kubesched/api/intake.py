@@ -108,7 +108,7 @@ def resolve_kind(raw: Mapping[str, Any]) -> str | Skip:
         else:
             why = "not read by the scheduler"
         return Skip(kind, api_version, why)
-    if kind in KINDS and kind not in _builtin_kinds():
+    if kind in KINDS and kind not in openapi.served_kind_names():
         return kind  # a kind an out-of-tree plugin brought (e.g. PodGroup): its own API group
     group = api_version.rpartition("/")[0]
     if group not in openapi.builtin_groups() and "." in group:
@@ -117,12 +117,8 @@ def resolve_kind(raw: Mapping[str, Any]) -> str | Skip:
     versions = openapi.versions_of(kind)
     if versions:
         raise IntakeError(message + f" (served as {' or '.join(repr(v) for v in versions)})", "apiVersion")
-    close = difflib.get_close_matches(kind, sorted(_builtin_kinds()), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(kind, sorted(openapi.served_kind_names()), n=1, cutoff=0.6)
     raise IntakeError(message + (f' (did you mean "{close[0]}"?)' if close else ""), "kind")
-
-
-def _builtin_kinds() -> frozenset[str]:
-    return openapi.served_kind_names()
 
 
 def admit(
