@@ -11,8 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched import __version__
-from kubesched.api.intake import add_validate_argument
-from kubesched.cliargs import check_output, int_at_least, seconds
+from kubesched.cliargs import add_validate_argument, check_output, int_at_least, seconds
 from kubesched.config import ConfigError, load_config_file
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError

@@ -12,6 +12,7 @@ import argparse
 import math
 import os
 from collections.abc import Callable
+from typing import Any
 
 from kubesched.errors import InputError
 
@@ -73,3 +74,25 @@ def check_output(path: str) -> None:
         raise InputError(path, "cannot write: no such directory")
     if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
         raise InputError(path, "cannot write: permission denied")
+
+
+def validation_level(text: str) -> Any:
+    """kubectl's --validate values (strict or true, warn, ignore or false), in its words when bad."""
+    from kubesched.api.intake import FieldValidation  # the intake pipeline is heavy: only when used
+
+    try:
+        return FieldValidation.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_validate_argument(p: argparse.ArgumentParser) -> None:
+    """kubectl's --validate flag, for the commands that read manifests."""
+    p.add_argument(
+        "--validate",
+        type=validation_level,
+        default="strict",
+        metavar="strict|warn|ignore",
+        help="unknown or duplicate fields in manifests: refuse them (strict, default), warn about them, or drop "
+        "them silently (ignore), as kubectl's --validate; invalid values are always refused, as the API server does",
+    )

@@ -13,7 +13,6 @@ Errors are IntakeError(field, message): the caller adds the file and the object.
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import enum
 from collections.abc import Callable, Mapping, Sequence
@@ -42,25 +41,6 @@ class FieldValidation(enum.Enum):
             raise ValueError(
                 f'invalid - validate option "{text}"; must be one of: strict (or true), warn, ignore (or false)'
             ) from None
-
-
-def add_validate_argument(p: argparse.ArgumentParser) -> None:
-    """kubectl's --validate flag, for the commands that read manifests."""
-
-    def level(text: str) -> FieldValidation:
-        try:
-            return FieldValidation.parse(text)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-
-    p.add_argument(
-        "--validate",
-        type=level,
-        default="strict",
-        metavar="strict|warn|ignore",
-        help="unknown or duplicate fields in manifests: refuse them (strict, default), warn about them, or drop "
-        "them silently (ignore), as kubectl's --validate; invalid values are always refused, as the API server does",
-    )
 
 
 class IntakeError(ValueError):

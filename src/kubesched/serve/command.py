@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from kubesched.cliargs import int_at_least, port, seconds
+from kubesched.cliargs import add_validate_argument, int_at_least, port, seconds
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", help="scenario or manifests YAML: the cluster's initial objects")
-    from kubesched.api.intake import add_validate_argument
 
     add_validate_argument(p)
     p.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
