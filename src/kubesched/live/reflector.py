@@ -1,11 +1,15 @@
 """Reflectors (client-go tools/cache/reflector.go): LIST, then WATCH from the list's resourceVersion.
 
 A reflector keeps one kind of the remote cluster flowing into the scheduler:
-a paginated LIST (consistent read) replaces the mirror's content, then a WATCH
-with allowWatchBookmarks streams changes from that resourceVersion on. A watch
-that ends is restarted from the last resourceVersion seen (bookmarks keep it
-fresh); 410 Gone ("too old resource version") means events were compacted away,
-so the reflector lists again and the mirror reconciles. Failures back off
+a LIST replaces the mirror's content, then a WATCH with allowWatchBookmarks
+streams changes from that resourceVersion on. As client-go's, the first LIST
+asks for resourceVersion 0 (any version, served whole from the API server's
+watch cache: one request, not one per page), a LIST after a watch ended asks for
+the last version seen, and a LIST that finds that version too old (410) asks for
+a consistent read. A watch that ends is restarted from the last resourceVersion
+seen (bookmarks keep it fresh); 410 Gone ("too old resource version") means
+events were compacted away, so the reflector lists again and the mirror
+reconciles. Failures back off
 exponentially (0.8 s doubling to 30 s, as upstream).
 
 Reflectors run on the I/O loop and never touch the mirror: they hand decoded
@@ -81,6 +85,7 @@ class Reflector:
         self.page_size = page_size
         self.min_watch_timeout = min_watch_timeout
         self.resource_version = ""
+        self.version_unavailable = False  # the last version seen was too old to list from: read consistently
         self.synced = asyncio.Event()
         self.relists = 0
         self.watches = 0
@@ -97,13 +102,22 @@ class Reflector:
             )
             return None
 
+    def relist_version(self) -> str:
+        """The resourceVersion to list at (client-go's relistResourceVersion)."""
+        if self.version_unavailable:
+            return ""
+        return self.resource_version or "0"
+
     async def list(self) -> tuple[list[Any], str]:
-        """A paginated consistent LIST; falls back to one unpaginated LIST if a continue token expires."""
+        """A LIST in pages; a version too old to list from, or an expired continue token, lists again."""
         path = self.resource.collection_path()
         items: list[Any] = []
         params: dict[str, str] = {"limit": str(self.page_size)} if self.page_size else {}
         if self.field_selector:
             params["fieldSelector"] = self.field_selector
+        since = self.relist_version()
+        if since:
+            params["resourceVersion"] = since
         rv = ""
         while True:
             code, body = await self.rest.request("GET", path, params=params)
@@ -111,6 +125,11 @@ class Reflector:
                 log.info("List continuation expired, listing again without paging", extra={"kind": self.kind})
                 params = {k: v for k, v in params.items() if k not in ("continue", "limit")}
                 items = []
+                continue
+            if code == 410 and params.get("resourceVersion", "0") != "0":
+                log.info("Resource version too old to list from, listing the latest", extra={"kind": self.kind})
+                self.version_unavailable = True
+                params.pop("resourceVersion")
                 continue
             if code >= 300:
                 st = parse_status(body)
@@ -126,6 +145,7 @@ class Reflector:
             if not token:
                 return items, rv
             params["continue"] = str(token)
+            params.pop("resourceVersion", None)  # the token holds the version; the server refuses both
 
     async def watch(self) -> None:
         """One watch from self.resource_version; returns when the server ends it cleanly."""
@@ -168,6 +188,7 @@ class Reflector:
                     items, rv = await self.list()
                     self.sink(("replace", self.kind, items, rv))
                     self.resource_version = rv
+                    self.version_unavailable = False
                     need_list = False
                     self.absent = False
                     if self.synced.is_set():

@@ -1,0 +1,70 @@
+"""The reflector's LISTs: which resourceVersion it asks for, and how it pages (client-go's rules)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+
+from kubesched.live.reflector import Reflector
+from kubesched.live.resources import BY_KIND
+
+
+class _Server:
+    """Answers LISTs from a script: (code, body) per request, and records the query of each."""
+
+    def __init__(self, answers: list[tuple[int, dict[str, Any]]]) -> None:
+        self.answers = answers
+        self.queries: list[dict[str, str]] = []
+
+    async def request(self, method: str, path: str, *, params: dict[str, str], **_: Any) -> tuple[int, bytes]:
+        self.queries.append(dict(params))
+        code, body = self.answers.pop(0)
+        return code, orjson.dumps(body)
+
+
+def _node(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+
+
+def _page(rv: str, *names: str, token: str = "") -> tuple[int, dict[str, Any]]:
+    meta: dict[str, Any] = {"resourceVersion": rv}
+    if token:
+        meta["continue"] = token
+    return 200, {"kind": "NodeList", "metadata": meta, "items": [_node(n) for n in names]}
+
+
+_GONE = (410, {"kind": "Status", "status": "Failure", "reason": "Expired", "code": 410, "message": "too old"})
+
+
+def _reflector(server: _Server) -> Reflector:
+    return Reflector(server, BY_KIND["Node"], lambda _item: None)  # type: ignore[arg-type]
+
+
+def test_the_first_list_reads_the_watch_cache_and_the_next_one_starts_from_the_last_version_seen() -> None:
+    server = _Server([_page("7", "a", "b"), _page("12", "a")])
+    r = _reflector(server)
+    items, rv = asyncio.run(r.list())
+    assert ([n.metadata.name for n in items], rv) == (["a", "b"], "7")
+    assert server.queries[0] == {"limit": "500", "resourceVersion": "0"}
+    r.resource_version = "11"  # the watch saw this much before it ended
+    asyncio.run(r.list())
+    assert server.queries[1] == {"limit": "500", "resourceVersion": "11"}
+
+
+def test_a_version_too_old_to_list_from_falls_back_to_a_consistent_read() -> None:
+    server = _Server([_GONE, _page("20", "a")])
+    r = _reflector(server)
+    r.resource_version = "3"
+    items, rv = asyncio.run(r.list())
+    assert rv == "20" and [n.metadata.name for n in items] == ["a"]
+    assert server.queries == [{"limit": "500", "resourceVersion": "3"}, {"limit": "500"}]
+    assert r.relist_version() == ""
+
+
+def test_pages_carry_the_continue_token_and_never_a_resource_version_with_it() -> None:
+    server = _Server([_page("9", "a", token="t1"), _page("9", "b")])
+    items, rv = asyncio.run(_reflector(server).list())
+    assert [n.metadata.name for n in items] == ["a", "b"] and rv == "9"
+    assert server.queries[1] == {"limit": "500", "continue": "t1"}
