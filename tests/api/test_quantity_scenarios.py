@@ -24,6 +24,7 @@ def unvalidated(monkeypatch: pytest.MonkeyPatch) -> None:
     validation is left out here (decoding and strict fields still apply)."""
     monkeypatch.setattr("kubesched.api.intake.validate", lambda kind, obj: [])
 
+
 KNOWN_DIFFERENCES = {
     "yaml-plain-exponent": (
         "the scenario loader resolves plain YAML scalars as PyYAML does: 1e20 and 1.5e20 stay strings "
