@@ -29,10 +29,14 @@ def zone_key(labels: Mapping[str, str]) -> str:
 
 
 class NodeTree:
-    """Zones in order of first appearance, each with its node names in order of arrival."""
+    """Zones in order of first appearance, each with its node names in order of arrival.
+
+    A zone's names are the keys of a dict (ordered as a list, with O(1) lookup and
+    removal): a cluster's nodes all arrive in one zone when it has no zone labels.
+    """
 
     def __init__(self) -> None:
-        self.tree: dict[str, list[str]] = {}
+        self.tree: dict[str, dict[str, None]] = {}
         self.zones: list[str] = []
         self.num_nodes = 0
 
@@ -41,11 +45,11 @@ class NodeTree:
         names = self.tree.get(zone)
         if names is None:
             self.zones.append(zone)
-            self.tree[zone] = [name]
+            self.tree[zone] = {name: None}
         elif name in names:
             return
         else:
-            names.append(name)
+            names[name] = None
         self.num_nodes += 1
 
     def remove(self, name: str, labels: Mapping[str, str]) -> bool:
@@ -53,7 +57,7 @@ class NodeTree:
         names = self.tree.get(zone)
         if names is None or name not in names:
             return False
-        names.remove(name)
+        del names[name]
         if not names:
             del self.tree[zone]
             self.zones.remove(zone)
@@ -71,8 +75,10 @@ class NodeTree:
 
     def list(self) -> list[str]:
         """Round robin over zones: the first node of each zone, then the second, ..."""
+        lists = [list(self.tree[z]) for z in self.zones]
+        if len(lists) == 1:
+            return lists[0]
         out: list[str] = []
-        lists = [self.tree[z] for z in self.zones]
         depth = max((len(x) for x in lists), default=0)
         for i in range(depth):
             for names in lists:
