@@ -6,8 +6,9 @@ import asyncio
 from typing import Any
 
 import orjson
+import pytest
 
-from kubesched.live.reflector import Reflector
+from kubesched.live.reflector import Gone, Reflector
 from kubesched.live.resources import BY_KIND
 
 
@@ -68,3 +69,41 @@ def test_pages_carry_the_continue_token_and_never_a_resource_version_with_it() -
     items, rv = asyncio.run(_reflector(server).list())
     assert [n.metadata.name for n in items] == ["a", "b"] and rv == "9"
     assert server.queries[1] == {"limit": "500", "continue": "t1"}
+
+
+class _Watch:
+    """Streams scripted watch lines through the real parse hook, as RestClient.watch does."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.lines = lines
+
+    async def watch(self, path: str, params: dict[str, str], timeout: float, parse: Any) -> Any:
+        for line in self.lines:
+            yield parse(line)
+
+
+def test_watch_events_arrive_typed_and_an_undecodable_object_is_skipped_but_counted_as_seen() -> None:
+    got: list[tuple[Any, ...]] = []
+    bad = {**_node("b"), "status": {"capacity": {"cpu": "lots"}}, "metadata": {"name": "b", "resourceVersion": "31"}}
+    lines = [
+        orjson.dumps({"type": "ADDED", "object": {**_node("a"), "metadata": {"name": "a", "resourceVersion": "30"}}}),
+        orjson.dumps({"type": "MODIFIED", "object": bad}),
+        orjson.dumps({"type": "BOOKMARK", "object": {"kind": "Node", "metadata": {"resourceVersion": "40"}}}),
+    ]
+    r = Reflector(_Watch(lines), BY_KIND["Node"], got.append)  # type: ignore[arg-type]
+    r.resource_version = "29"
+    asyncio.run(r.watch())
+    assert [(what, kind, etype, obj.metadata.name) for what, kind, etype, obj in got] == [
+        ("event", "Node", "ADDED", "a")
+    ]
+    assert r.resource_version == "40"
+    r.rest = _Watch(lines[:2])  # type: ignore[assignment]
+    asyncio.run(r.watch())
+    assert r.resource_version == "31"
+
+
+def test_a_watch_error_is_gone_or_an_api_error() -> None:
+    gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}}
+    r = Reflector(_Watch([orjson.dumps(gone)]), BY_KIND["Node"], lambda _i: None)  # type: ignore[arg-type]
+    with pytest.raises(Gone):
+        asyncio.run(r.watch())

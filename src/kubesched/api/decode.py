@@ -11,9 +11,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+import orjson
 
 from kubesched.api.apps import ReplicaSet, StatefulSet
 from kubesched.api.core import (
+    Container,
     Namespace,
     Node,
     PersistentVolume,
@@ -22,6 +24,7 @@ from kubesched.api.core import (
     ReplicationController,
     Service,
 )
+from kubesched.api.meta import K8sStruct
 from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.scheduling import PodDisruptionBudget, PriorityClass
 from kubesched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment
@@ -250,6 +253,109 @@ def _check_quantities(kind: str, raw: Mapping[str, Any]) -> None:
                     parse_quantity(q)
                 except QuantityError as err:
                     raise _quantity_error(q, err, f"{where}[{name}]") from None
+
+
+# ---------------------------------------------------------------- from JSON bytes (the API server's answers)
+
+
+class ListMeta(K8sStruct):
+    resource_version: str = ""
+    continue_: str = msgspec.field(default="", name="continue")
+
+
+class DecodedList(msgspec.Struct):
+    """A LIST answer: its items, typed, and where it stands."""
+
+    items: list[Any]
+    resource_version: str
+    continue_token: str
+
+
+def _container_quantities_valid(containers: list[Container]) -> bool:
+    for c in containers:
+        r = c.resources
+        for rl in (r.requests, r.limits):
+            for q in rl.values():
+                if not _valid_quantity(q):
+                    return False
+    return True
+
+
+def _pod_quantities_valid(pod: Pod) -> bool:
+    spec = pod.spec
+    if not (_container_quantities_valid(spec.containers) and _container_quantities_valid(spec.init_containers)):
+        return False
+    maps = [spec.overhead]
+    if spec.resources is not None:
+        maps += [spec.resources.requests, spec.resources.limits]
+    return all(_valid_quantity(q) for rl in maps for q in rl.values())
+
+
+def _node_quantities_valid(node: Node) -> bool:
+    st = node.status
+    return all(_valid_quantity(q) for rl in (st.capacity, st.allocatable) for q in rl.values())
+
+
+# The typed check of the quantities each kind holds; kinds with quantities not listed take the slow path.
+_TYPED_QUANTITY_CHECKS: dict[str, Any] = {"Pod": _pod_quantities_valid, "Node": _node_quantities_valid}
+
+
+def _trusted(kind: str, obj: Any) -> bool:
+    """Whether an object decoded straight from JSON needs no second look (its quantities parse)."""
+    check = _TYPED_QUANTITY_CHECKS.get(kind)
+    if check is not None:
+        return bool(check(obj))
+    return kind not in _QUANTITY_MAPS and kind not in _QUANTITY_FIELDS
+
+
+_DECODERS: dict[str, tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]] = {}
+
+
+def _decoders(kind: str) -> tuple[msgspec.json.Decoder[Any], msgspec.json.Decoder[Any]]:
+    """(object, list) decoders for a kind, made once: msgspec reads JSON straight into the structs."""
+    got = _DECODERS.get(kind)
+    if got is None:
+        struct = KINDS.get(kind)
+        if struct is None:
+            raise DecodeError(f"unknown kind {kind!r}", "kind")
+        listed = msgspec.defstruct(
+            f"{kind}List",
+            [
+                ("metadata", ListMeta, msgspec.field(default_factory=ListMeta)),
+                ("items", list[struct], msgspec.field(default_factory=list)),  # type: ignore[valid-type]
+            ],
+            kw_only=True,
+        )
+        got = (msgspec.json.Decoder(struct, strict=False), msgspec.json.Decoder(listed, strict=False))
+        _DECODERS[kind] = got
+    return got
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        raise DecodeError(f"malformed JSON: {err}") from None
+
+
+def decode_json(kind: str, data: bytes) -> Any:
+    """`decode` of a JSON document: read straight into the struct, or (nulls, odd quantities) as `decode` does."""
+    try:
+        obj = _decoders(kind)[0].decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return decode(kind, _loads(data))
+    return obj if _trusted(kind, obj) else decode(kind, _loads(data))
+
+
+def decode_json_list(kind: str, data: bytes) -> DecodedList | None:
+    """A LIST answer whose every item decodes cleanly, straight from JSON; None when one does not (go slowly)."""
+    try:
+        doc = _decoders(kind)[1].decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    if not all(_trusted(kind, obj) for obj in doc.items):
+        return None
+    return DecodedList(doc.items, doc.metadata.resource_version, doc.metadata.continue_)
 
 
 # resource.k8s.io kinds register themselves on import.

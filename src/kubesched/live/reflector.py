@@ -25,9 +25,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
 import orjson
 
-from kubesched.api.decode import DecodeError, decode
+from kubesched.api.decode import DecodeError, decode, decode_json, decode_json_list
 from kubesched.live.errors import ApiError, is_gone, parse_status
 from kubesched.live.resources import Resource
 from kubesched.live.rest import RestClient
@@ -43,6 +44,16 @@ BACKOFF_RESET_AFTER = 120.0
 # What a reflector hands to its sink.
 Replace = tuple[str, str, list[Any], str]  # ("replace", kind, objects, resourceVersion)
 Event = tuple[str, str, str, Any]  # ("event", kind, ADDED|MODIFIED|DELETED, object)
+
+
+class _WatchEvent(msgspec.Struct):
+    """A watch line, its object left as JSON until the type says how to read it."""
+
+    type: str = ""
+    object: msgspec.Raw = msgspec.Raw(b"{}")
+
+
+_read_event = msgspec.json.Decoder(_WatchEvent).decode
 
 
 class Gone(Exception):
@@ -108,6 +119,12 @@ class Reflector:
             return ""
         return self.resource_version or "0"
 
+    def _decode_json(self, data: bytes) -> Any | None:
+        try:
+            return decode_json(self.kind, data)
+        except DecodeError:
+            return self._decode(_loads_or_empty(data))
+
     async def list(self) -> tuple[list[Any], str]:
         """A LIST in pages; a version too old to list from, or an expired continue token, lists again."""
         path = self.resource.collection_path()
@@ -134,14 +151,19 @@ class Reflector:
             if code >= 300:
                 st = parse_status(body)
                 raise ApiError(code, str(st.get("reason", "")), str(st.get("message", f"HTTP {code}")))
-            doc = orjson.loads(body)
-            for raw in doc.get("items") or ():
-                obj = self._decode(raw)
-                if obj is not None:
-                    items.append(obj)
-            meta = doc.get("metadata") or {}
-            rv = str(meta.get("resourceVersion", rv))
-            token = meta.get("continue")
+            page = decode_json_list(self.kind, body)
+            if page is not None:
+                items += page.items
+                rv, token = page.resource_version or rv, page.continue_token
+            else:  # an item that does not decode cleanly: one by one, to skip (and name) the bad ones
+                doc = orjson.loads(body)
+                for raw in doc.get("items") or ():
+                    obj = self._decode(raw)
+                    if obj is not None:
+                        items.append(obj)
+                meta = doc.get("metadata") or {}
+                rv = str(meta.get("resourceVersion", rv))
+                token = meta.get("continue")
             if not token:
                 return items, rv
             params["continue"] = str(token)
@@ -158,9 +180,19 @@ class Reflector:
         if self.field_selector:
             params["fieldSelector"] = self.field_selector
         self.watches += 1
-        async for ev in self.rest.watch(self.resource.collection_path(), params, timeout):
-            etype = ev.get("type")
-            raw = ev.get("object") or {}
+        async for ev in self.rest.watch(self.resource.collection_path(), params, timeout, parse=_read_event):
+            etype = ev.type
+            if etype in ("ADDED", "MODIFIED", "DELETED"):
+                obj = self._decode_json(bytes(ev.object))
+                if obj is not None:
+                    self.sink(("event", self.kind, etype, obj))
+                    rv = obj.metadata.resource_version
+                else:
+                    rv = str((_loads_or_empty(bytes(ev.object)).get("metadata") or {}).get("resourceVersion", ""))
+                if rv:
+                    self.resource_version = rv
+                continue
+            raw = _loads_or_empty(bytes(ev.object))
             if etype == "ERROR":
                 if is_gone(int(raw.get("code") or 0), raw):
                     raise Gone(raw.get("message", "too old resource version"))
@@ -170,13 +202,6 @@ class Reflector:
                 if rv:
                     self.resource_version = rv
                 continue
-            if etype not in ("ADDED", "MODIFIED", "DELETED"):
-                continue
-            obj = self._decode(raw)
-            if obj is not None:
-                self.sink(("event", self.kind, etype, obj))
-            if rv:
-                self.resource_version = rv
 
     async def run(self) -> None:
         """List and watch until cancelled."""
@@ -222,3 +247,12 @@ class Reflector:
                 log.error("Reflector failed, retrying", extra={"kind": self.kind, "err": repr(err), "retryIn": delay})
                 need_list = True
                 await asyncio.sleep(delay)
+
+
+def _loads_or_empty(data: bytes) -> dict[str, Any]:
+    """A JSON object, or {} for anything else (a watch's object that is not one)."""
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return {}
+    return doc if isinstance(doc, dict) else {}

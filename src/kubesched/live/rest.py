@@ -9,8 +9,8 @@ the rest_client_requests_total metric.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, TypeVar
 
 import aiohttp
 import orjson
@@ -25,6 +25,8 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 USER_AGENT = f"kubesched/{__version__}"
 REQUEST_TIMEOUT = 30.0
+
+T = TypeVar("T")
 
 
 class RestClient:
@@ -127,8 +129,10 @@ class RestClient:
             raise error_for(code, payload, kind, key)
         return orjson.loads(payload) if payload else None
 
-    async def watch(self, path: str, params: Mapping[str, str], timeout: float) -> AsyncIterator[dict[str, Any]]:
-        """The events of a watch request, parsed, until the server ends the stream.
+    async def watch(
+        self, path: str, params: Mapping[str, str], timeout: float, parse: Callable[[bytes], T] = orjson.loads
+    ) -> AsyncIterator[T]:
+        """The events of a watch request, each line read by `parse`, until the server ends the stream.
 
         An error answer to the request itself is yielded as an ERROR event holding its Status.
         """
@@ -150,7 +154,7 @@ class RestClient:
                         orjson.loads(body) if body.startswith(b"{") else {"message": body.decode("utf-8", "replace")}
                     )
                     status.setdefault("code", resp.status)
-                    yield {"type": "ERROR", "object": status}
+                    yield parse(orjson.dumps({"type": "ERROR", "object": status}))
                     return
                 buf = b""
                 async for chunk in resp.content.iter_any():
@@ -161,9 +165,9 @@ class RestClient:
                             break
                         line, buf = buf[:nl], buf[nl + 1 :]
                         if line.strip():
-                            yield orjson.loads(line)
+                            yield parse(line)
                 if buf.strip():
-                    yield orjson.loads(buf)
+                    yield parse(buf)
         except (TimeoutError, aiohttp.ClientError, OSError) as err:
             self._count(0, "WATCH")
             raise ApiError(0, "ConnectionError", f"watch {path}: {err or type(err).__name__}") from None
