@@ -10,9 +10,13 @@ Two effects beyond constructing the clients, both upstream's:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kubesched.config.types import KubeSchedulerConfiguration, NodeResourcesFitArgs
-from kubesched.extender.client import HTTPExtender
 from kubesched.framework.profile import FrameworkError
+
+if TYPE_CHECKING:
+    from kubesched.extender.client import HTTPExtender
 
 NODE_RESOURCES_FIT = "NodeResourcesFit"
 
@@ -21,6 +25,8 @@ def build_extenders(config: KubeSchedulerConfiguration) -> list[HTTPExtender]:
     """The configured extenders in calling order; updates the profiles' NodeResourcesFit args."""
     if not config.extenders:
         return []
+    from kubesched.extender.client import HTTPExtender  # its HTTP and Go JSON machinery, only when configured
+
     regular: list[HTTPExtender] = []
     ignorable: list[HTTPExtender] = []
     ignored_resources: list[str] = []
