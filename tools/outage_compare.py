@@ -162,6 +162,8 @@ def setup_nodes(api: Direct, n: int) -> None:
 
 def create_pods(api: Direct, ns: str, n: int, scheduler: str) -> None:
     api.call("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+    # No controller-manager: the ServiceAccount admission plugin wants the namespace's default account.
+    api.call("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "default"}})
     for i in range(n):
         pod = {
             "metadata": {"name": f"p{i}"},
