@@ -14,6 +14,7 @@ cache; a binding cycle waiting at Permit is parked and resumed later.
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import NodeSubset, Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from kubesched.klog import info, kobj
 from kubesched.metrics import Metrics
 from kubesched.plugins.registry import Registry
 from kubesched.queue.nominator import CLEAR_NOMINATED_NODE, MODE_OVERRIDE, NominatingInfo
@@ -55,6 +57,9 @@ ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 POD_REASON_UNSCHEDULABLE = "Unschedulable"
 POD_REASON_SCHEDULER_ERROR = "SchedulerError"
 MAX_MESSAGE_LENGTH = 1024
+
+# Upstream's messages at upstream's verbosities (kubesched.klog): silent unless `run` or `serve` set up logging.
+log = logging.getLogger("kubesched.scheduler")
 
 # bind_runner(pod, node, work, done): run work() (the binding's API calls) elsewhere, then done(status) here.
 BindRunner = Callable[[PodInfo, str, Callable[[], Status | None], Callable[[Status | None], None]], None]
@@ -183,6 +188,9 @@ class Scheduler:
         # binding goroutine does; the rest of the binding cycle completes here when done(status) is called.
         # None: bind inline.
         self.bind_runner: BindRunner | None = None
+        # Log failed attempts as errors ("Error scheduling pod; retrying"), as kube-scheduler does: in live and
+        # serve. A simulation reports them in its output instead of on stderr.
+        self.log_errors = False
         self.handles: dict[str, Handle] = {}
         # State plugins share across profiles (e.g. DRA's in-flight allocations: one device, one claim).
         self.shared_plugin_state: dict[str, Any] = {}
@@ -416,10 +424,12 @@ class Scheduler:
         if qpi is None:
             return False
         pod = qpi.pod
+        info(log, 4, "About to try and schedule pod", pod=kobj(qpi.pod_info.key))
         fw = self.profiles.get(pod.spec.scheduler_name)
         if fw is None or self._skip_pod_schedule(fw, qpi):
             q.done(qpi.uid)
             return True
+        info(log, 3, "Attempting to schedule pod", pod=kobj(qpi.pod_info.key))
         state = CycleState()
         if self.before_cycle is not None:
             self.before_cycle(fw, qpi)
@@ -451,6 +461,7 @@ class Scheduler:
                 f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}",
                 qpi.pod_info.key,
             )
+            info(log, 3, "Skip schedule deleting pod", pod=kobj(qpi.pod_info.key))
             return True
         return self.cache.is_assumed(qpi.uid)
 
@@ -469,6 +480,20 @@ class Scheduler:
                 return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi, _fit_status(fit)
             pf_result, pf_status = fw.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
             fit.diagnosis.post_filter_msg = pf_status.message()
+            if pf_status.code == Code.ERROR:
+                if self.log_errors:
+                    log.error(
+                        "Status after running PostFilter plugins for pod",
+                        extra={"pod": kobj(pod.key), "status": pf_status.message()},
+                    )
+            else:
+                info(
+                    log,
+                    5,
+                    "Status after running PostFilter plugins for pod",
+                    pod=kobj(pod.key),
+                    status=pf_status.message(),
+                )
             nominating = None
             if pf_result is not None and pf_result.mode != PostFilterResult.MODE_NOOP:
                 nominating = NominatingInfo(pf_result.nominated_node_name, MODE_OVERRIDE)
@@ -708,6 +733,15 @@ class Scheduler:
         if s is not None and s.code != Code.SUCCESS:
             self._handle_binding_cycle_error(state, fw, qpi, result, s)
             return
+        info(
+            log,
+            2,
+            "Successfully bound pod to node",
+            pod=kobj(qpi.pod_info.key),
+            node=result.suggested_host,
+            evaluatedNodes=result.evaluated_nodes,
+            feasibleNodes=result.feasible_nodes,
+        )
         self.metrics.observe_scheduled(fw.profile_name, qpi.attempts, self._attempt_seconds(qpi))
         fw.run_post_bind_plugins(state, qpi.pod_info, result.suggested_host)
 
@@ -742,6 +776,7 @@ class Scheduler:
                 "Normal", "Scheduled", "Binding", f"Successfully assigned {pod.namespace}/{pod.name} to {host}", pod.key
             )
             return None
+        info(log, 1, "Failed to bind pod", pod=kobj(pod.key))
         return s
 
     def _handle_binding_cycle_error(
@@ -824,10 +859,27 @@ class Scheduler:
         attempt.message = msg
         attempt.reason = reason
         self._attempt_done(attempt)
+        ref = kobj(qpi.pod_info.key)
+        if isinstance(err, FitError):
+            info(log, 2, "Unable to schedule pod; no fit; waiting", pod=ref, err=msg)
+        elif msg == ERR_NO_NODES_AVAILABLE and status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            info(log, 2, "Unable to schedule pod; no nodes are registered to the cluster; waiting", pod=ref)
+        elif self.log_errors:
+            log.error("Error scheduling pod; retrying", extra={"err": msg, "pod": ref})
 
         cached = self.client.get_pod(pod.metadata.namespace, pod.metadata.name)
         called_done = False
-        if cached is not None and not cached.spec.node_name:
+        if cached is None:
+            info(log, 0, "Pod doesn't exist in informer cache", pod=ref, err=f'pod "{pod.metadata.name}" not found')
+        elif cached.spec.node_name:
+            info(
+                log,
+                0,
+                "Pod has been assigned to node. Abort adding it back to queue.",
+                pod=ref,
+                node=cached.spec.node_name,
+            )
+        else:
             qpi.pod_info = PodInfo(cached) if cached is not qpi.pod_info.pod else qpi.pod_info
             q.add_unschedulable_if_not_present(qpi)
             called_done = True
@@ -846,7 +898,15 @@ class Scheduler:
             and cached.status.nominated_node_name != nominating.nominated_node_name
         ):
             nnn = nominating.nominated_node_name
-        cond = PodCondition(type="PodScheduled", status="False", reason=reason, message=msg)
+        # CalculatePodConditionObservedGeneration with PodObservedGenerationTracking on: the generation of the
+        # pod this cycle scheduled (not of the informer's newer copy).
+        cond = PodCondition(
+            type="PodScheduled",
+            status="False",
+            observed_generation=pod.metadata.generation,
+            reason=reason,
+            message=msg,
+        )
         self.client.update_pod_status(
             pod.metadata.namespace, pod.metadata.name, condition=cond, nominated_node_name=nnn
         )

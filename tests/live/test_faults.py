@@ -66,3 +66,39 @@ def test_cut_watches_and_410_gone(cluster: Cluster) -> None:
     assert 'kubesched_reflector_relists_total{resource="pods"}' in metrics
     assert api.stats()["binds"] == {"default/a0": 1, "default/a1": 1, "default/b0": 1, "default/b1": 1}
     assert run.stop() == 0
+
+
+def test_status_patches_while_the_server_fails_are_bounded_per_pod(cluster: Cluster) -> None:
+    """Binds and status patches fail for `outage` seconds: the patches go one per pod at a time, not one per attempt.
+
+    One dispatcher worker (--bind-workers 1) and the retry backoff (4 tries, >= 0.31 s) bound what can be sent:
+    sending a patch per failed attempt, as kubesched did, made 4 requests per failure (360 here).
+    """
+    pods, outage = 30, 4.0
+    api = cluster.start_serve(nodes_yaml(2))
+    run = cluster.start_run(sched_config(), "run", "--bind-workers", "1")
+    wait_ready(run)
+    api.fault(verb="bind", resource="pods", code=503, count=-1)
+    api.fault(verb="patch", resource="pods", code=503, count=-1)
+    start = time.monotonic()
+    for i in range(pods):
+        api.create("/api/v1/namespaces/default/pods", make_pod(f"p{i}"))
+    time.sleep(max(0.0, outage - (time.monotonic() - start)))
+    during = api.stats()["calls"]
+    api.call("DELETE", "/kubesched/faults")
+    elapsed = time.monotonic() - start
+    wait_until(lambda: all(bound_nodes(api).values()), timeout=60, what="all pods bound after the outage")
+    assert during.get("bind pods/binding", 0) >= 2, "binds failed during the outage"
+    patches = during.get("patch pods/status", 0)
+    assert 0 < patches <= 4 * (elapsed / 0.31 + 1), patches
+    # Each pod had at most one patch waiting; a bound pod's patch is dropped, the others go once each.
+    wait_until(lambda: "scheduler_pending_async_api_calls" in run.metrics(), what="metrics")
+    wait_until(lambda: 'scheduler_pending_async_api_calls{call_type="pod_status_patch"} 0.0' in run.metrics())
+    after = api.stats()["calls"].get("patch pods/status", 0) - patches
+    assert after <= pods + 1, after
+    for name, pod in api.pods().items():
+        cond = next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
+        assert cond["status"] == "True", (name, cond)
+    metrics = run.metrics()
+    assert 'scheduler_async_api_call_execution_total{call_type="pod_status_patch",result="error"}' in metrics
+    assert run.stop() == 0

@@ -91,6 +91,8 @@ def test_pods_scheduled_end_to_end(cluster: Cluster) -> None:
     assert run.stop() == 0
     lease = api.lease()
     assert lease["spec"]["holderIdentity"] == "", "the lease is released on SIGTERM"
+    # At the default verbosity (0), as kube-scheduler, no line per pod.
+    assert "Successfully bound pod to node" not in run.text()
 
 
 def test_unschedulable_condition_and_event(cluster: Cluster) -> None:
@@ -108,6 +110,8 @@ def test_unschedulable_condition_and_event(cluster: Cluster) -> None:
     cond = wait_until(condition, what="PodScheduled condition")
     assert cond["status"] == "False" and cond["reason"] == "Unschedulable"
     assert cond["message"] == msg
+    # PodObservedGenerationTracking (beta, on in 1.34): the generation of the pod the scheduler looked at.
+    assert cond["observedGeneration"] == api.pod("big")["metadata"]["generation"] == 1
     ev = wait_until(lambda: next((e for e in api.events() if e["reason"] == "FailedScheduling"), None))
     assert ev["type"] == "Warning" and ev["action"] == "Scheduling" and ev["note"] == msg
     # A node that fits arrives: the pod is scheduled (the queue moves it on the Node add event).
@@ -117,6 +121,36 @@ def test_unschedulable_condition_and_event(cluster: Cluster) -> None:
     )
     wait_until(lambda: bound_nodes(api)["big"] == "large", what="bound to the new node")
     assert run.stop() == 0
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_verbosity_2_logs_binds_and_failures_as_kube_scheduler(cluster: Cluster, fmt: str) -> None:
+    api = cluster.start_serve(nodes_yaml(1, cpu="2"))
+    run = cluster.start_run(sched_config(), "run", "-v", "2", "--logging-format", fmt)
+    wait_ready(run)
+    api.create("/api/v1/namespaces/default/pods", make_pod("fits", cpu="1"))
+    api.create("/api/v1/namespaces/default/pods", make_pod("big", cpu="3"))
+    wait_until(lambda: bound_nodes(api)["fits"], what="fits bound")
+    wait_until(lambda: "Unable to schedule pod; no fit; waiting" in run.text(), what="the failure logged")
+    assert run.stop() == 0
+    msg = embedded_message(nodes_yaml(1, cpu="2"), make_pod("big", cpu="3"))
+    if fmt == "text":
+        lines = run.text().splitlines()
+        bound = next(line for line in lines if "Successfully bound pod to node" in line)
+        assert bound.startswith("I")
+        assert bound.endswith(
+            '"Successfully bound pod to node" pod="default/fits" node="node-0" evaluatedNodes=1 feasibleNodes=1'
+        )
+        failed = next(line for line in lines if "no fit" in line)
+        assert failed.endswith(f'"Unable to schedule pod; no fit; waiting" pod="default/big" err={json.dumps(msg)}')
+        assert not any("Attempting to schedule pod" in line for line in lines), "V(3): not shown at -v 2"
+        return
+    docs = [json.loads(line) for line in run.text().splitlines() if line.startswith("{")]
+    bound = next(d for d in docs if d["msg"] == "Successfully bound pod to node")
+    assert bound["v"] == 2 and bound["pod"] == {"name": "fits", "namespace": "default"}
+    assert (bound["node"], bound["evaluatedNodes"], bound["feasibleNodes"]) == ("node-0", 1, 1)
+    failed = next(d for d in docs if d["msg"] == "Unable to schedule pod; no fit; waiting")
+    assert failed["v"] == 2 and failed["err"] == msg
 
 
 def test_preemption_deletes_victims_and_binds_preemptor(cluster: Cluster) -> None:
@@ -146,6 +180,7 @@ def test_preemption_deletes_victims_and_binds_preemptor(cluster: Cluster) -> Non
         dt = [c for c in conds if c["type"] == "DisruptionTarget"]
         assert dt and dt[0]["reason"] == "PreemptionByScheduler", seen
         assert dt[0]["message"] == f"{SCHEDULER}: preempting to accommodate a higher priority pod"
+        assert dt[0]["observedGeneration"] == 1
     high_uid = api.pod("high")["metadata"]["uid"]
     preempted = [e for e in api.events() if e["reason"] == "Preempted"]
     assert {e["regarding"]["name"] for e in preempted} == {"low0", "low1"}

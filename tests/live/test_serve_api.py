@@ -135,6 +135,44 @@ def test_status_patch_and_preconditions(api: Api) -> None:
     assert code == 409 and "the object has been modified" in st["message"]
 
 
+def test_pod_generation_counts_spec_changes_as_kube_apiserver(api: Api) -> None:
+    """What kube-apiserver v1.34.1 answered to the same writes: generation 1 at creation whatever the client
+    sent, one more per change of the spec, none for labels, status writes or the binding, and never the
+    client's value."""
+    path = "/api/v1/namespaces/default/pods/gen"
+    pod = make_pod("gen")
+    pod["metadata"]["generation"] = 5
+
+    def generation() -> int:
+        return int(api.get(path)["metadata"]["generation"])
+
+    assert api.create("/api/v1/namespaces/default/pods", pod)["metadata"]["generation"] == 1
+    merge = "application/merge-patch+json"
+    assert api.call("PATCH", path, {"metadata": {"labels": {"a": "b"}}}, merge)[0] == 200
+    assert api.call("PATCH", path, {"metadata": {"generation": 9}}, merge)[0] == 200
+    assert generation() == 1
+    assert api.call("PATCH", path, {"spec": {"activeDeadlineSeconds": 100}}, merge)[0] == 200
+    assert generation() == 2
+    cur = api.get(path)
+    assert api.call("PUT", path, {**cur, "metadata": {**cur["metadata"], "generation": 7}})[0] == 200
+    assert generation() == 2, "an unchanged spec, whatever generation the client sends"
+    status = {"status": {"conditions": [{"type": "PodScheduled", "status": "False", "observedGeneration": 2}]}}
+    code, out = api.call("PATCH", path + "/status", status, merge)
+    assert code == 200 and out["status"]["conditions"][0]["observedGeneration"] == 2
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "gen"}, "target": {"name": "node-0"}}
+    assert api.call("POST", path + "/binding", binding)[0] == 201
+    bound = api.get(path)
+    assert bound["metadata"]["generation"] == 2
+    # The binding's PodScheduled=True replaces the condition whole: no observedGeneration (as kube-apiserver).
+    assert bound["status"]["conditions"] == [
+        {
+            "type": "PodScheduled",
+            "status": "True",
+            "lastTransitionTime": bound["status"]["conditions"][0]["lastTransitionTime"],
+        }
+    ]
+
+
 def test_watch_events_selectors_bookmarks_and_gone(api: Api) -> None:
     rv = api.get("/api/v1/namespaces/default/pods")["metadata"]["resourceVersion"]
     api.create("/api/v1/namespaces/default/pods", make_pod("w1"))

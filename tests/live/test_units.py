@@ -6,8 +6,11 @@ import asyncio
 import time
 from datetime import UTC, datetime
 
+import pytest
+
 from kubesched.api.core import PodCondition
 from kubesched.live.client import merge_diff, pod_status_patch
+from kubesched.live.errors import ApiError
 from kubesched.live.events import event_key, make_event, micro_time
 from kubesched.live.mirror import MirrorStore
 from kubesched.live.ratelimit import TokenBucket
@@ -150,3 +153,28 @@ def test_broadcaster_turns_repeats_into_a_series() -> None:
     assert methods[-1] == ("PATCH", 4)
     assert calls[0][2]["note"] == "a"
     assert calls[1][1] == f"/apis/events.k8s.io/v1/namespaces/ns/events/{calls[0][2]['metadata']['name']}"
+
+
+@pytest.mark.parametrize(
+    ("error", "again"),
+    [
+        (ApiError(503, "ServiceUnavailable", "down"), False),
+        (ApiError(500, "InternalError", "oops"), False),
+        (ApiError(403, "Forbidden", "no"), False),
+        (ApiError(0, "ConnectionRefused", "nothing listens"), True),
+        (ApiError(0, "ConnectionError", "timed out"), True),
+    ],
+    ids=["503", "500", "403", "refused", "timeout"],
+)
+def test_an_event_is_written_again_only_when_the_server_was_not_reached(error: ApiError, again: bool) -> None:
+    """client-go's recordEvent: any answer of the server (a StatusError, 5xx too) is final; a transport error is not."""
+    from kubesched.live.events import EventBroadcaster
+
+    class FailingRest:
+        async def call(self, *_: object, **__: object) -> None:
+            raise error
+
+    reg = {"kind": "Pod", "name": "p", "namespace": "ns", "uid": "u", "apiVersion": "v1"}
+    ev = make_event(reg, None, "Warning", "FailedScheduling", "Scheduling", "note", "sched")
+    done = asyncio.run(EventBroadcaster(FailingRest())._write(ev))  # type: ignore[arg-type]
+    assert done is not again

@@ -255,6 +255,8 @@ class PodSpec(K8sStruct):
 class PodCondition(K8sStruct):
     type: str
     status: str
+    # The pod's metadata.generation its writer saw (PodObservedGenerationTracking, on by default in 1.34).
+    observed_generation: int = 0
     reason: str = ""
     message: str = ""
     last_transition_time: datetime | None = None

@@ -31,6 +31,8 @@ class ObjectMeta(K8sStruct):
     namespace: str = ""
     uid: str = ""
     resource_version: str = ""
+    # Set by the API server: 1 at creation, +1 on each change of a pod's spec (never by status writes).
+    generation: int = 0
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
     owner_references: list[OwnerReference] = []

@@ -78,6 +78,8 @@ class EmbeddedClient:
             obj = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, namespace="default"))
         if kind == POD:
             obj = admission.admit_priority(admission.default_pod(obj), self.priority_classes())
+            # The pod strategy's PrepareForCreate: generation 1, whatever the client sent.
+            obj = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, generation=1))
         elif kind == "Node":
             obj = admission.default_node(obj)
         elif kind == "Namespace":
@@ -156,6 +158,13 @@ class EmbeddedClient:
         pod = quantities_through_json(pod)
         return self.store.update(POD, msgspec.structs.replace(pod, status=msgspec.structs.replace(status, **changes)))  # type: ignore[no-any-return]
 
+    def patch_pod_status(self, namespace: str, name: str, condition: PodCondition) -> Pod | None:
+        """util.PatchPodStatus: a condition written at once (preemption's DisruptionTarget, before the delete).
+
+        Live mode sends it past its API dispatcher; here it is update_pod_status.
+        """
+        return self.update_pod_status(namespace, name, condition=condition)
+
     def delete_pod(self, namespace: str, name: str, grace_seconds: float | None = None) -> None:
         """DELETE a pod: at once, or (graceful deletion on) marked terminating until its grace period ends."""
         key = f"{namespace}/{name}"
@@ -173,10 +182,12 @@ class EmbeddedClient:
             return
         if pod.metadata.deletion_timestamp is None:
             now = self.store.clock.now()
+            # A graceful deletion is a change the API server counts in the generation.
             meta = msgspec.structs.replace(
                 pod.metadata,
                 deletion_timestamp=self.store.clock.datetime(),
                 deletion_grace_period_seconds=int(grace),
+                generation=pod.metadata.generation + 1,
             )
             self.store.update(POD, msgspec.structs.replace(pod, metadata=meta))
             self.terminating[key] = now + grace

@@ -1,13 +1,16 @@
-"""A bounded pool of concurrent binds.
+"""The binding cycles in flight: upstream's binding goroutines.
 
 Upstream binds each pod in its own goroutine so that the next scheduling cycle
-does not wait for the API server. Here the API part of a binding cycle (the Bind
-plugins or a binder extender: an HTTP call) runs on one of `size` worker
-threads; its outcome comes back through the scheduler thread's inbox, where the
-rest of the binding cycle (cache, events, requeue on failure) completes. When
-`size` binds are in flight the scheduler waits for one to finish before it
-schedules another pod, so a slow API server slows scheduling instead of piling
-up assumed pods.
+does not wait for the API server; how many API calls run at once is the API
+dispatcher's business (its `parallelism`), not the goroutines'. Here the API part
+of a binding cycle (the Bind plugins or a binder extender) runs on a thread of
+this pool, where the default binder waits for its call to go through the
+dispatcher; the outcome comes back through the scheduler thread's inbox, where
+the rest of the binding cycle (cache, events, requeue on failure) completes.
+While the API server is slow or down, binds pile up in the dispatcher's queue as
+upstream's do (each newer than the pod's waiting status patch, which it
+replaces) and the scheduler goes on; only at `size` binds in flight (1024 by
+default: threads mostly wait) does it wait for one to finish.
 """
 
 from __future__ import annotations
@@ -19,8 +22,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kubesched.framework.status import Code, Status
+from kubesched.klog import info, kobj
 
 log = logging.getLogger("kubesched.live.binder")
+
+
+BINDING_CYCLES_MAX = 1024
 
 
 class BindPool:
@@ -56,13 +63,12 @@ class BindPool:
         self, pod: Any, node: str, s: Status | None, seconds: float, done: Callable[[Status | None], None]
     ) -> None:
         self.in_flight -= 1
-        key = getattr(pod, "key", str(pod))
         if s is None or s.code == Code.SUCCESS:
             self.bound += 1
-            log.info("Successfully bound pod to node", extra={"pod": key, "node": node, "seconds": round(seconds, 4)})
         else:
             self.failed += 1
-            log.warning("Failed to bind pod", extra={"pod": key, "node": node, "err": s.message()})
+        info(log, 5, "Binding finished", pod=kobj(getattr(pod, "key", str(pod))), node=node, seconds=round(seconds, 4))
+        # The scheduler logs the outcome as upstream: "Successfully bound pod to node" at V(2), else V(1).
         done(s)
 
     def shutdown(self) -> None:

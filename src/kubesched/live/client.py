@@ -1,12 +1,15 @@
 """LiveClient: the EmbeddedClient's methods over the Kubernetes REST API.
 
-- bind: POST pods/NAME/binding (answered 201 with a Status); 409 and 404 raise
-  Conflict / NotFound, which the scheduler's binding-failure path handles.
-- update_pod_status: a strategic-merge PATCH of pods/NAME/status with only what
-  changed (util.PatchPodStatus), retried on 500/503/refused connections. It is
-  written in the background, in order per pod, so the scheduling thread does not
-  wait for it; a later DELETE of the same pod waits for it (DisruptionTarget
-  first, then the delete, as upstream's preemption).
+- bind: POST pods/NAME/binding through the API dispatcher (api_dispatcher.py),
+  waited for on the bind pool's thread; 409 and 404 raise Conflict / NotFound,
+  which the scheduler's binding-failure path handles.
+- update_pod_status: a status patch (PodScheduled, nominatedNodeName) handed to
+  the API dispatcher, which writes it in the background: one call per pod at a
+  time, a newer patch merged into a waiting one, a patch made pointless by the
+  watch or by the pod's binding dropped, retried on 500/503/refused connections.
+- patch_pod_status, delete_pod: written at once (preemption's DisruptionTarget
+  condition, then the victim's deletion), as upstream's util.PatchPodStatus and
+  util.DeletePod, past the dispatcher.
 - get_pod reads the mirror (upstream reads its pod lister, not the API).
 - record_event goes to the aggregating event broadcaster.
 - get/update for plugins' objects (PVs, PVCs, ResourceClaims): update sends a
@@ -16,75 +19,32 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import random
-import threading
-from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
 from kubesched.api.core import Pod, PodCondition
 from kubesched.api.decode import decode
-from kubesched.cluster.client import _set_condition
-from kubesched.cluster.store import Conflict, object_key
-from kubesched.live.errors import ApiError, decode_status, error_for
+from kubesched.cluster.store import DELETED, MODIFIED, Conflict, NotFound, object_key
+from kubesched.live.api_calls import PodBindingCall, PodStatusPatchCall, pod_status_patch, with_retry
+from kubesched.live.api_dispatcher import ApiDispatcher, CallOverwritten, CallSkipped
 from kubesched.live.events import EventBroadcaster, make_event, object_reference
 from kubesched.live.iothread import IoLoop
 from kubesched.live.mirror import MirrorStore
 from kubesched.live.resources import BY_KIND, resource_for
 from kubesched.live.rest import MERGE_PATCH, STRATEGIC_MERGE_PATCH, RestClient
 
+__all__ = ["LiveClient", "merge_diff", "pod_status_patch"]
+
 log = logging.getLogger("kubesched.live.client")
-T = TypeVar("T")
 
 POD = "Pod"
-# retry.DefaultBackoff: 4 steps from 10 ms, factor 5, jitter 0.1.
-RETRY_DELAYS = (0.01, 0.05, 0.25)
 FETCHED_MAX = 1024
-
-
-def _time(dt: datetime | None) -> str | None:
-    """metav1.Time: RFC 3339 in whole seconds."""
-    return None if dt is None else dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _condition_json(c: PodCondition) -> dict[str, Any]:
-    d: dict[str, Any] = {"type": c.type, "status": c.status}
-    if c.reason:
-        d["reason"] = c.reason
-    if c.message:
-        d["message"] = c.message
-    if c.last_transition_time is not None:
-        d["lastTransitionTime"] = _time(c.last_transition_time)
-    return d
-
-
-def pod_status_patch(
-    old: list[PodCondition], new: list[PodCondition], old_nnn: str, new_nnn: str | None
-) -> dict[str, Any] | None:
-    """The two-way strategic merge patch between two pod statuses (conditions merge on type)."""
-    status: dict[str, Any] = {}
-    if new is not old and new != old:
-        before = {c.type: _condition_json(c) for c in old}
-        changed = []
-        for c in new:
-            cur = _condition_json(c)
-            prev = before.get(c.type)
-            if prev is None:
-                changed.append(cur)
-            elif prev != cur:
-                diff = {k: v for k, v in cur.items() if prev.get(k) != v}
-                diff.update({k: None for k in prev if k not in cur})
-                changed.append({"type": c.type, **diff})
-        if changed:
-            status["$setElementOrder/conditions"] = [{"type": c.type} for c in new]
-            status["conditions"] = changed
-    if new_nnn is not None and new_nnn != old_nnn:
-        status["nominatedNodeName"] = new_nnn or None
-    return {"status": status} if status else None
+# How long a bind pool thread waits for its binding call (queued behind other calls while the server is down).
+BIND_WAIT = 600.0
 
 
 def merge_diff(old: Any, new: Any) -> Any:
@@ -106,73 +66,51 @@ def merge_diff(old: Any, new: Any) -> Any:
 class LiveClient:
     """The scheduler's API client against a real API server."""
 
-    def __init__(self, rest: RestClient, io: IoLoop, mirror: MirrorStore, events: EventBroadcaster) -> None:
+    def __init__(
+        self, rest: RestClient, io: IoLoop, mirror: MirrorStore, events: EventBroadcaster, parallelism: int = 16
+    ) -> None:
         self.rest = rest
         self.io = io
         self.mirror = mirror
         self.events = events
-        self._chains: dict[str, asyncio.Future[None]] = {}
+        self.dispatcher = ApiDispatcher(rest, io, parallelism)
         self._fetched: dict[tuple[str, str], Any] = {}
-        self._pending_lock = threading.Lock()
-        self._pending = 0
 
     @property
     def pending_writes(self) -> int:
-        """Status patches queued or in flight (shutdown waits for them)."""
-        return self._pending
+        """API calls queued or in flight (shutdown waits for them)."""
+        return self.dispatcher.pending
 
-    def _track(self, delta: int) -> None:
-        with self._pending_lock:
-            self._pending += delta
+    # ------------------------------------------------------------ the watch keeps the dispatcher's calls current
 
-    # ------------------------------------------------------------ ordering per object (on the loop)
+    def observe_pod(self, etype: str, pod: Pod) -> None:
+        """A pod the watch delivered (scheduler thread): sync its waiting call, drop it if obsolete."""
+        if etype == DELETED:
+            self.dispatcher.drop_obsolete(pod, deleted=True)
+            return
+        self.dispatcher.sync_pod(pod)
+        if pod.spec.node_name:
+            self.dispatcher.drop_obsolete(pod, deleted=False)
 
-    async def _chained(self, key: str, op: Callable[[], Awaitable[T]]) -> T:
-        prev = self._chains.get(key)
-        mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._chains[key] = mine
-        try:
-            if prev is not None:
-                await asyncio.wait([prev])
-            return await op()
-        finally:
-            mine.set_result(None)
-            if self._chains.get(key) is mine:
-                del self._chains[key]
-
-    async def _with_retry(self, op: Callable[[], Awaitable[T]]) -> T:
-        for delay in RETRY_DELAYS:
-            try:
-                return await op()
-            except ApiError as err:
-                if not err.retriable:
-                    raise
-            await asyncio.sleep(delay * (1 + 0.1 * random.random()))
-        return await op()
+    def observe_pods(self, pods: list[Pod]) -> None:
+        """A fresh list of pods: each one synced, the calls of pods no longer there dropped."""
+        for pod in pods:
+            self.observe_pod(MODIFIED, pod)
+        self.dispatcher.retain(p.metadata.uid or object_key(p) for p in pods)
 
     # ------------------------------------------------------------ pods
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         return self.mirror.find(POD, f"{namespace}/{name}")  # type: ignore[no-any-return]
 
-    async def bind_async(self, namespace: str, name: str, uid: str, node: str) -> None:
-        body = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})},
-            "target": {"kind": "Node", "name": node},
-        }
-        path = BY_KIND[POD].object_path(name, namespace, "binding")
-        code, payload = await self.rest.request("POST", path, body=body)
-        if code >= 300:
-            raise error_for(code, payload, POD, f"{namespace}/{name}")
-        st = decode_status(payload)
-        if st.kind == "Status" and st.status == "Failure":
-            raise ApiError(st.code or code, st.reason, st.message)
-
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
-        """POST pods/NAME/binding (blocking: called from the bind pool, never the loop)."""
-        self.io.call(self.bind_async(namespace, name, uid, node))
+        """POST pods/NAME/binding through the dispatcher, waited for (from the bind pool, never the loop)."""
+        done: Future[BaseException | None] = Future()
+        self.dispatcher.add(PodBindingCall(namespace, name, uid, node), done.set_result)
+        err = done.result(BIND_WAIT)
+        # WaitOnFinish: a skipped or overwritten call is not the binding's failure.
+        if err is not None and not isinstance(err, (CallSkipped, CallOverwritten)):
+            raise err
 
     def update_pod_status(
         self,
@@ -181,45 +119,34 @@ class LiveClient:
         condition: PodCondition | None = None,
         nominated_node_name: str | None = None,
     ) -> None:
-        """PATCH pods/NAME/status with what changed against the mirror's copy; written in the background."""
+        """A status patch of the pod as the mirror has it, sent by the dispatcher in the background."""
         pod: Pod | None = self.mirror.find(POD, f"{namespace}/{name}")
         if pod is None:
             return
-        conds = pod.status.conditions
-        if condition is not None:
-            conds = _set_condition(conds, condition, datetime.now(UTC).replace(microsecond=0))
-        patch = pod_status_patch(pod.status.conditions, conds, pod.status.nominated_node_name, nominated_node_name)
+        self.dispatcher.add(PodStatusPatchCall(pod, condition, nominated_node_name))
+
+    def patch_pod_status(self, namespace: str, name: str, condition: PodCondition) -> None:
+        """util.PatchPodStatus: PATCH pods/NAME/status now (retried), if the condition changes anything."""
+        key = f"{namespace}/{name}"
+        pod: Pod | None = self.mirror.find(POD, key)
+        if pod is None:
+            raise NotFound(POD, key)
+        patch = PodStatusPatchCall(pod, condition, None).body(datetime.now(UTC).replace(microsecond=0))
         if patch is None:
             return
-        key = f"{namespace}/{name}"
         path = BY_KIND[POD].object_path(name, namespace, "status")
 
         async def send() -> None:
             await self.rest.call("PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH, kind=POD, key=key)
 
-        async def write() -> None:
-            try:
-                await self._chained(key, lambda: self._with_retry(send))
-            except KeyError:
-                pass  # the pod is gone: nothing to report on
-            except (ApiError, Conflict) as err:
-                log.error("Error updating pod", extra={"pod": key, "err": str(err)})
-            finally:
-                self._track(-1)
-
-        self._track(1)
-        self.io.spawn(write(), "pod status")
+        self.io.call(with_retry(send))
 
     def delete_pod(self, namespace: str, name: str, grace_seconds: float | None = None) -> None:
-        """DELETE pods/NAME, after any status patch of the same pod still in flight."""
+        """DELETE pods/NAME (util.DeletePod)."""
         key = f"{namespace}/{name}"
         path = BY_KIND[POD].object_path(name, namespace)
         body = {"gracePeriodSeconds": int(grace_seconds)} if grace_seconds is not None else None
-
-        async def send() -> None:
-            await self.rest.call("DELETE", path, body=body, kind=POD, key=key)
-
-        self.io.call(self._chained(key, send))
+        self.io.call(self.rest.call("DELETE", path, body=body, kind=POD, key=key))
 
     # ------------------------------------------------------------ events
 

@@ -15,10 +15,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bind-address", default="127.0.0.1", help="address of /metrics, /healthz, /readyz, /livez")
     p.add_argument("--port", type=port, default=10259, help="port of /metrics and the health checks (0: any)")
     p.add_argument("--identity", help="leader election identity (default: hostname_uuid)")
-    p.add_argument("--bind-workers", type=int_at_least(1), help="concurrent binds (default: the config's parallelism)")
+    p.add_argument(
+        "--bind-workers",
+        type=int_at_least(1),
+        help="API calls at once, binds and status patches (default: the config's parallelism)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equally scored nodes")
     p.add_argument("--logging-format", choices=("text", "json"), default="text")
-    p.add_argument("-v", "--v", type=int, default=0, dest="verbosity", help="log verbosity (4+: debug)")
+    p.add_argument(
+        "-v",
+        "--v",
+        type=int_at_least(0),
+        default=0,
+        dest="verbosity",
+        metavar="N",
+        help="klog verbosity, as kube-scheduler's: 2 logs each bind and unschedulable pod, 3 each attempt",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,9 @@ import orjson
 
 from kubesched.cluster.store import Conflict, NotFound
 
+# The reason of a transport failure where nothing listened (an API server down or restarting).
+CONNECTION_REFUSED = "ConnectionRefused"
+
 
 class ApiError(RuntimeError):
     """A non-2xx answer from the API server (or a transport failure, code 0)."""
@@ -30,8 +33,8 @@ class ApiError(RuntimeError):
 
     @property
     def retriable(self) -> bool:
-        """util.Retriable: internal errors, unavailable servers, refused connections."""
-        return self.code in (0, 500, 503)
+        """util.Retriable: internal errors, unavailable servers, refused connections (not timeouts, not resets)."""
+        return self.code in (500, 503) or self.reason == CONNECTION_REFUSED
 
 
 def parse_status(body: bytes) -> dict[str, Any]:

@@ -176,7 +176,9 @@ class EventBroadcaster:
             self.written += 1
             return True
         except ApiError as err:
-            if err.code == 0 or err.code >= 500:
+            # recordEvent: only a server that could not be reached is tried again; any answer of its (a 503
+            # too) is a StatusError, which client-go gives up on.
+            if err.code == 0:
                 log.warning("Unable to write event (may retry after sleeping)", extra={"err": str(err)})
                 return False
             log.error("Server rejected event (will not retry!)", extra={"err": str(err), "reason": ev.get("reason")})

@@ -9,6 +9,7 @@ the rest_client_requests_total metric.
 from __future__ import annotations
 
 import asyncio
+import errno
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -16,7 +17,7 @@ import aiohttp
 import orjson
 
 from kubesched import __version__
-from kubesched.live.errors import ApiError, error_for
+from kubesched.live.errors import CONNECTION_REFUSED, ApiError, error_for
 from kubesched.live.kubeconfig import Connection
 from kubesched.live.ratelimit import TokenBucket
 
@@ -27,6 +28,14 @@ USER_AGENT = f"kubesched/{__version__}"
 REQUEST_TIMEOUT = 30.0
 
 T = TypeVar("T")
+
+
+def _transport_reason(err: BaseException) -> str:
+    """ConnectionRefused when nothing listens (net.IsConnectionRefused), ConnectionError otherwise."""
+    os_error = getattr(err, "os_error", err)
+    if isinstance(os_error, ConnectionRefusedError) or getattr(os_error, "errno", None) == errno.ECONNREFUSED:
+        return CONNECTION_REFUSED
+    return "ConnectionError"
 
 
 class RestClient:
@@ -107,7 +116,7 @@ class RestClient:
                 return resp.status, payload
         except (TimeoutError, aiohttp.ClientError, OSError) as err:
             self._count(0, method)
-            raise ApiError(0, "ConnectionError", f"{method} {path}: {err or type(err).__name__}") from None
+            raise ApiError(0, _transport_reason(err), f"{method} {path}: {err or type(err).__name__}") from None
 
     async def call(
         self,

@@ -31,7 +31,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from kubesched.api.decode import KINDS
 from kubesched.cluster.clock import RealClock
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.live.binder import BindPool
+from kubesched.live.binder import BINDING_CYCLES_MAX, BindPool
 from kubesched.live.client import LiveClient
 from kubesched.live.events import EventBroadcaster
 from kubesched.live.health import health_app, start_health_server
@@ -84,10 +84,12 @@ class LiveScheduler:
         self.clock = RealClock()
         self.mirror = MirrorStore(self.clock)
         self.events = EventBroadcaster(self.event_rest)
-        self.client = LiveClient(self.rest, self.io, self.mirror, self.events)
+        # Binds and status patches share the API dispatcher's `parallelism` calls at a time, as upstream's.
+        workers = bind_workers or config.parallelism
+        self.client = LiveClient(self.rest, self.io, self.mirror, self.events, parallelism=workers)
         self.cluster = MirrorCluster(self.mirror, self.client)
         self.inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
-        self.pool = BindPool(bind_workers or config.parallelism, self.inbox.put)
+        self.pool = BindPool(BINDING_CYCLES_MAX, self.inbox.put)
         self.leading = threading.Event()
         self.stopping = False
         self.lost = False
@@ -109,8 +111,12 @@ class LiveScheduler:
         what = item[0]
         if what == "event":
             self.mirror.apply(item[1], item[2], item[3])
+            if item[1] == "Pod":
+                self.client.observe_pod(item[2], item[3])
         elif what == "replace":
             self.mirror.replace(item[1], item[2], item[3])
+            if item[1] == "Pod":
+                self.client.observe_pods(item[2])
             self._synced_kinds.add(item[1])
         elif what == "bound":
             _, pod, node, s, seconds, done = item
@@ -166,6 +172,7 @@ class LiveScheduler:
         from kubesched.scheduler import Scheduler
 
         self.sched = Scheduler(self.cluster, self.config, clock=self.clock.now, seed=self.seed, registry=self.registry)
+        self.sched.log_errors = True
         self.sched.metrics.registry.register(self._collector)
         if hasattr(self.sched, "bind_runner"):
             self.sched.bind_runner = self._bind_runner
@@ -267,9 +274,7 @@ class LiveScheduler:
             deadline = time.monotonic() + SHUTDOWN_BIND_TIMEOUT
             while self.pool.in_flight and time.monotonic() < deadline:
                 self._drain(True, 0.1)
-            deadline = time.monotonic() + SHUTDOWN_FLUSH_TIMEOUT
-            while self.client.pending_writes and time.monotonic() < deadline:
-                time.sleep(0.02)
+            self.client.dispatcher.wait_idle(SHUTDOWN_FLUSH_TIMEOUT)
             try:
                 self.io.call(self.events.flush(SHUTDOWN_FLUSH_TIMEOUT), timeout=SHUTDOWN_FLUSH_TIMEOUT * 2)
             except Exception as err:  # noqa: BLE001 - best effort at shutdown
@@ -280,6 +285,7 @@ class LiveScheduler:
                         log.info("Released the lease", extra={"identity": self.identity})
                 except Exception as err:  # noqa: BLE001
                     log.warning("Could not release the lease", extra={"err": repr(err)})
+        self.client.dispatcher.close()
         try:
             if self._health_runner is not None:
                 self.io.call(self._health_runner.cleanup(), timeout=5)
@@ -359,6 +365,22 @@ class _RunnerCollector:
         for ref in r.reflectors:
             relists.add_metric([ref.resource.plural], float(ref.relists))
         yield relists
+        calls = CounterMetricFamily(
+            "scheduler_async_api_call_execution",
+            "Total number of API calls executed by the async dispatcher.",
+            labels=["call_type", "result"],
+        )
+        for (call_type, result), n in sorted(r.client.dispatcher.stats.executed.items()):
+            calls.add_metric([call_type, result], float(n))
+        yield calls
+        waiting = GaugeMetricFamily(
+            "scheduler_pending_async_api_calls",
+            "Number of API calls currently pending in the async queue.",
+            labels=["call_type"],
+        )
+        for call_type, n in sorted(r.client.dispatcher.pending_by_type().items()):
+            waiting.add_metric([call_type], float(n))
+        yield waiting
         binds = CounterMetricFamily("kubesched_binds", "Number of binding API calls by result.", labels=["result"])
         binds.add_metric(["success"], float(r.pool.bound))
         binds.add_metric(["error"], float(r.pool.failed))

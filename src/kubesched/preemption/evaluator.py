@@ -17,6 +17,7 @@ Preempt, step by step, as upstream:
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,10 +31,13 @@ from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.interface import PostFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.klog import info, kobj
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+log = logging.getLogger("kubesched.preemption")
 
 
 @dataclass
@@ -128,6 +132,9 @@ class Evaluator:
         if errors and not candidates:
             return None, Status.as_error(errors[0])
         if not candidates:
+            info(
+                log, 2, "No preemption candidate is found; preemption is not helpful for scheduling", pod=kobj(pod.key)
+            )
             d = Diagnosis()
             d.node_to_status = node_statuses
             node_statuses.absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREEMPTION_NOT_HELPFUL)
@@ -140,6 +147,7 @@ class Evaluator:
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
+        info(log, 2, "the target node for the preemption is determined", node=best.name, pod=kobj(pod.key))
         self.prepare_candidate_async(best, pod)
         return PostFilterResult(best.name, PostFilterResult.MODE_OVERRIDE), Status(Code.SUCCESS)
 
@@ -149,6 +157,7 @@ class Evaluator:
         snapshot = self.handle.snapshot()
         potential = m.nodes_for_status_code(snapshot, Code.UNSCHEDULABLE)
         if not potential:
+            info(log, 3, "Preemption will not help schedule pod on any node", pod=kobj(pod.key))
             return [], NodeToStatus(), []
         pdbs = self.handle.lister("PodDisruptionBudget").list()
         offset, num = self.iface.get_offset_and_num_candidates(len(potential))
@@ -272,12 +281,22 @@ class Evaluator:
 
     def _carry_out(self, c: Candidate, pod: PodInfo) -> None:
         failed = False
+        victims = c.victims.pods
+        if victims:
+            info(
+                log,
+                2,
+                "Start the preemption asynchronously",
+                preemptor=kobj(pod.key),
+                node=c.name,
+                numVictims=len(victims),
+                numVictimsToDelete=sum(1 for v in victims if v.pod.metadata.deletion_timestamp is None),
+            )
         for np_ in lower_priority_nominated_pods(self.handle, pod, c.name):
             try:
                 self.handle.client.update_pod_status(np_.namespace, np_.name, nominated_node_name="")
             except Exception:  # noqa: BLE001 - clearing nominations is not critical
                 failed = True
-        victims = c.victims.pods
         if not victims:
             self.preempting.discard(pod.uid)
             return
@@ -287,29 +306,47 @@ class Evaluator:
         failed |= not self.preempt_pod(c, pod, victims[-1])
         if failed:
             self.handle.activate([pod])
+        result = "error" if failed else "success"
+        info(log, 2, "Async Preemption finished completely", preemptor=kobj(pod.key), node=c.name, result=result)
 
     def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> bool:
         """Reject a victim waiting at Permit, or mark it DisruptionTarget and delete it."""
         wp = self.handle.get_waiting_pod(victim.uid)
+        refs = {"preemptor": kobj(preemptor.key), "victim": kobj(victim.key)}
         if wp is not None:
             wp.reject(self.plugin_name, "preempted")
+            info(
+                log,
+                2,
+                "Preemptor pod rejected a waiting pod",
+                preemptor=refs["preemptor"],
+                waitingPod=refs["victim"],
+                node=c.name,
+            )
         else:
             client = self.handle.client
             cond = PodCondition(
                 type=DISRUPTION_TARGET,
                 status="True",
+                observed_generation=victim.pod.metadata.generation,
                 reason=PREEMPTION_BY_SCHEDULER,
                 message=f"{preemptor.pod.spec.scheduler_name}: preempting to accommodate a higher priority pod",
             )
+            if client.get_pod(victim.namespace, victim.name) is None:
+                return True
+            # util.PatchPodStatus, then util.DeletePod: written now, not through live mode's API dispatcher.
+            failure = "Could not add DisruptionTarget condition due to preemption"
             try:
-                if client.get_pod(victim.namespace, victim.name) is None:
-                    return True
-                client.update_pod_status(victim.namespace, victim.name, condition=cond)
+                client.patch_pod_status(victim.namespace, victim.name, cond)
+                failure = "Tried to preempted pod"
                 client.delete_pod(victim.namespace, victim.name)
             except KeyError:
+                info(log, 2, "Victim Pod is already deleted", **refs, node=c.name)
                 return True
-            except Exception:  # noqa: BLE001 - an API failure re-activates the preemptor
+            except Exception as err:  # noqa: BLE001 - an API failure re-activates the preemptor
+                log.error(failure, extra={"err": str(err), "pod": refs["victim"], "preemptor": refs["preemptor"]})
                 return False
+            info(log, 2, "Preemptor Pod preempted victim Pod", **refs, node=c.name)
         if self.on_victim is not None:
             self.on_victim(victim, preemptor, c.name)
         self.handle.client.record_event(

@@ -136,6 +136,8 @@ class ApiServer:
         self.binds: dict[str, int] = {}
         self.bind_requests = 0
         self.requests = 0
+        # Requests by verb and resource ("patch pods/status"), counted before faults answer them (for tests).
+        self.calls: dict[str, int] = {}
         self._snapshots: dict[str, tuple[float, str, list[dict[str, Any]]]] = {}
         self._by_path: dict[tuple[str, str, str], Resource] = {
             (r.group, r.version, r.plural): r for r in discovery.served_resources()
@@ -233,6 +235,8 @@ class ApiServer:
                 verb = "deletecollection"
         if route.sub == "binding":
             verb = "bind"
+        what = f"{verb} {route.resource.plural}{'/' + route.sub if route.sub else ''}"
+        self.calls[what] = self.calls.get(what, 0) + 1
         fault = self.faults.match(verb, route.resource.plural, route.name)
         if fault is not None and not fault.after:
             raise ApiError(fault.code, fault.reason, fault.message)
@@ -555,6 +559,8 @@ class ApiServer:
         meta["name"] = cur_meta.get("name")
         if cur_meta.get("namespace"):
             meta["namespace"] = cur_meta["namespace"]
+        if route.kind == "Pod":
+            meta["generation"] = _pod_generation(cur, new)
         bodies.check_servable(new)
         if route.kind in KINDS:
             typed = self._admitted(route, new, mode, creating=False)
@@ -691,10 +697,18 @@ class ApiServer:
                     "bindRequests": self.bind_requests,
                     "watchers": len(self.store.watchers),
                     "requests": self.requests,
+                    "calls": self.calls,
                     "resourceVersion": self.store.last_rv,
                 }
             )
         raise ApiError(404, "NotFound", "no such test endpoint")
+
+
+def _pod_generation(cur: dict[str, Any], new: dict[str, Any]) -> int:
+    """The pod strategy's rule: what a client sends is ignored; a change of the spec counts one more."""
+    gen = (cur.get("metadata") or {}).get("generation")
+    gen = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
+    return gen + 1 if new.get("spec") != cur.get("spec") else gen
 
 
 def _int_param(req: web.Request, name: str) -> int:

@@ -22,6 +22,7 @@ UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 class BuiltinScheduler:
     def __init__(self, cluster: Any, config: KubeSchedulerConfiguration, seed: int = 0) -> None:
         self.sched = Scheduler(cluster, config, clock=cluster.clock.now, seed=seed)
+        self.sched.log_errors = True
         self._wake = asyncio.Event()
 
     def kick(self) -> None:

@@ -21,6 +21,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls-private-key-file", help="the certificate's private key (PEM)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--logging-format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "-v",
+        "--v",
+        type=int_at_least(0),
+        default=0,
+        dest="verbosity",
+        metavar="N",
+        help="klog verbosity of the built-in scheduler, as kube-scheduler's: 2 logs each bind and unschedulable pod",
+    )
     # For tests: fault injection and watch control under /kubesched/, a short change log, fast bookmarks.
     p.add_argument("--test-endpoints", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--history", type=int_at_least(0), default=10_000, help=argparse.SUPPRESS)
@@ -31,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
     from kubesched.live.logs import setup_logging
     from kubesched.serve.server import serve
 
-    setup_logging(args.logging_format)
+    setup_logging(args.logging_format, args.verbosity)
     return serve(args)
