@@ -21,6 +21,8 @@ SHAPES = {
     "priorities": Shape(nodes=8, running_pods=25, pending_pods=25, priorities=(0, 100, 1000)),
     "many-nodes": Shape(nodes=130, zones=4, running_pods=150, pending_pods=60),
     "batch": Shape(nodes=10, pending_pods=40, priorities=(0, 50, 500), mode="batch"),
+    # More extended resources than one packed failure key holds (30): reasons and preemption verdicts.
+    "many-extended": Shape(nodes=8, running_pods=20, pending_pods=20, priorities=(0, 100), extended_resources=34),
 }
 
 

@@ -2,7 +2,7 @@
 
 Each case is simulated in process and compared with the reference exactly as
 ../shared/conformance/check.py compares: status, node (or one of tiedNodes),
-message, every listed score, and the preemption victims.
+nominated node, message, every listed score, and the preemption victims.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ def compare(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
                 problems.append(f"{key}: node {have.get('node')!r}, expected one of {tied}")
         elif have.get("node") != want.get("node"):
             problems.append(f"{key}: node {have.get('node')!r}, expected {want.get('node')!r}")
+        if "nominatedNode" in want and have.get("nominatedNode") != want["nominatedNode"]:
+            problems.append(f"{key}: nominatedNode {have.get('nominatedNode')!r}, expected {want['nominatedNode']!r}")
         if want.get("message") and have.get("message") != want["message"]:
             problems.append(f"{key}: message {have.get('message')!r}, expected {want['message']!r}")
         if want.get("scores"):

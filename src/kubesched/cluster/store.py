@@ -49,6 +49,11 @@ def object_key(obj: Any) -> str:
     return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
 
 
+def _list_order(obj: Any) -> tuple[str, str]:
+    meta = obj.metadata
+    return (meta.namespace or "", meta.name or "")
+
+
 class ClusterStore:
     """Objects by kind and key, with resourceVersions and buffered watch events."""
 
@@ -63,9 +68,16 @@ class ClusterStore:
     # ------------------------------------------------------------ watch
 
     def subscribe(self, kind: str, handler: Handler) -> None:
-        """Watch a kind; like an informer's initial list, existing objects arrive first as ADDED."""
+        """Watch a kind; like an informer's initial list, existing objects arrive first as ADDED.
+
+        A LIST from the API server comes in storage-key order (namespace, then
+        name), not creation order; the order matters downstream (e.g. the order
+        of pods in a NodeInfo, which decides how upstream's unstable sort orders
+        preemption victims).
+        """
         self._handlers.setdefault(kind, []).append(handler)
-        for obj in list(self.objects.get(kind, {}).values()):
+        existing = sorted(self.objects.get(kind, {}).values(), key=_list_order)
+        for obj in existing:
             handler(ADDED, None, obj)
 
     def deliver(self) -> int:

@@ -36,10 +36,12 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
 from kubesched.preemption.evaluator import (
     DISRUPTION_TARGET,
+    GO_INSERTION_MAX,
     PREEMPTION_BY_SCHEDULER,
     Evaluator,
     Victims,
-    importance_key,
+    insertion_order,
+    sort_by_importance,
 )
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -56,8 +58,11 @@ def pod_terminating_by_preemption(pi: PodInfo) -> bool:
 
 
 def _pods_by_importance(ni: NodeInfo) -> tuple[list[PodInfo], list[int]]:
-    """A node's pods, most important first, and their negated priorities (ascending, for bisecting)."""
-    ordered = sorted(ni.pods, key=importance_key)
+    """A node's pods in Go's insertion-sort order by importance, and their negated priorities (ascending).
+
+    The lower-priority tail of this order is how sort.Slice orders those pods when there are at most 12.
+    """
+    ordered = insertion_order(ni.pods)
     return ordered, [-pi.priority for pi in ordered]
 
 
@@ -301,6 +306,10 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         for k in positions:
             ordered, ranks = by_importance[nodes[k].index]
             potential = ordered[bisect_right(ranks, -pod.priority) :]
+            if len(potential) > GO_INSERTION_MAX:
+                # Go's pdqsort on the node's lower-priority pods, taken in the node's order.
+                potential = [pi for pi in nodes[k].pods if pi.priority < pod.priority]
+                sort_by_importance(potential)
             if pdbs:
                 violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
                 orders.append(violating + non_violating)
@@ -361,7 +370,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         for r, k in enumerate(positions):
             victims = chosen[r]
             if 0 < violating_counts[r] < len(orders[r]):
-                victims.sort(key=importance_key)
+                sort_by_importance(victims)
             out.append((k, (victims, violating_victims[r])))
         return out
 
@@ -410,7 +419,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         def fits() -> bool:
             return all(pl.amounts_fit(state, pod, alloc, used, count) for pl in sums)
 
-        potential.sort(key=importance_key)
+        sort_by_importance(potential)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
         num_violating = 0
@@ -425,7 +434,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                     if counts:
                         num_violating += 1
         if violating and non_violating:
-            victims.sort(key=importance_key)
+            sort_by_importance(victims)
         return victims, num_violating, Status(Code.SUCCESS)
 
     def _select_by_filters(
@@ -454,7 +463,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         s = fw.run_filter_plugins_with_nominated_pods(state, pod, node_info)
         if s is not None and s.code != Code.SUCCESS:
             return [], 0, s
-        potential.sort(key=importance_key)
+        sort_by_importance(potential)
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
         num_violating = 0
@@ -482,7 +491,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
             if err is not None:
                 return [], 0, err
         if violating and non_violating:
-            victims.sort(key=importance_key)
+            sort_by_importance(victims)
         return victims, num_violating, Status(Code.SUCCESS)
 
 

@@ -25,6 +25,7 @@ from datetime import UTC
 from typing import Any, Protocol
 
 from kubesched.api.core import PodCondition
+from kubesched.api.gosort import sort_slice
 from kubesched.api.scheduling import PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
@@ -89,15 +90,41 @@ _START_KEY = "kubesched/start-key"
 
 
 def more_important(a: PodInfo, b: PodInfo) -> bool:
-    """util.MoreImportantPod: higher priority, then earlier start."""
+    """util.MoreImportantPod: higher priority, then earlier start.
+
+    A pod without a start time counts as started at the moment it is asked
+    about, so of two such pods the first one asked about is the more important
+    (each call reads the clock anew): the relation is true both ways.
+    """
     if a.priority != b.priority:
         return a.priority > b.priority
-    return pod_start_key(a) < pod_start_key(b)
+    ta, tb = pod_start_key(a), pod_start_key(b)
+    if ta == math.inf and tb == math.inf:
+        return True
+    return ta < tb
 
 
-def importance_key(pi: PodInfo) -> tuple[int, float]:
-    """Sort key equivalent to more_important (ascending = most important first)."""
-    return (-pi.priority, pod_start_key(pi))
+def sort_by_importance(pods: list[PodInfo]) -> None:
+    """sort.Slice(pods, MoreImportantPod), in place, in the order Go's sort leaves them."""
+    if len(pods) > GO_INSERTION_MAX:
+        sort_slice(pods, more_important)
+    else:
+        pods[:] = insertion_order(pods)
+
+
+GO_INSERTION_MAX = 12
+
+
+def insertion_order(pods: Sequence[PodInfo]) -> list[PodInfo]:
+    """The order Go's insertion sort (sort.Slice up to 12 elements) gives pods by MoreImportantPod.
+
+    Pods of equal priority and start time keep their order; each run of
+    unstarted pods of one priority comes out reversed (a pod inserted is "more
+    important" than every unstarted pod of its priority already placed). The
+    key is total, so the order of any sublist is this order restricted to it.
+    """
+    keyed = [(-p.priority, pod_start_key(p), -i if pod_start_key(p) == math.inf else i) for i, p in enumerate(pods)]
+    return [pods[k] for k in sorted(range(len(pods)), key=keyed.__getitem__)]
 
 
 class Evaluator:

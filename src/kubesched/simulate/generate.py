@@ -38,6 +38,8 @@ class Shape:
     spread_fraction: float = 0.25
     # Each app gets a PodDisruptionBudget with this probability (preemption then weighs violations).
     pdb_fraction: float = 0.5
+    # Extended resources example.com/r0.. offered by nodes (some nodes lack some) and requested by pods.
+    extended_resources: int = 0
 
 
 def _quantity_cpu(rng: random.Random) -> str:
@@ -170,6 +172,9 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
                 ],
             },
         }
+        for j in range(shape.extended_resources):
+            if rng.random() < 0.98:
+                node["status"]["capacity"][f"example.com/r{j}"] = str(rng.choice([2, 4, 8]))
         if rng.random() < shape.taint_fraction:
             node["spec"]["taints"] = [
                 {
@@ -190,8 +195,16 @@ def random_scenario(shape: Shape, seed: int) -> list[dict[str, Any]]:
             req["cpu"] = _quantity_cpu(rng)
         if rng.random() < 0.8:
             req["memory"] = _quantity_mem(rng)
+        if shape.extended_resources:
+            # Half the pods ask for every extended resource, the others for a few.
+            share = 1.0 if rng.random() < 0.5 else 0.2
+            for j in range(shape.extended_resources):
+                if rng.random() < share:
+                    req[f"example.com/r{j}"] = str(rng.choice([1, 1, 2, 3]))
         if req:
-            container["resources"] = {"requests": req}
+            # Extended resources cannot be overcommitted: their limits must equal their requests.
+            limits = {k: v for k, v in req.items() if "/" in k}
+            container["resources"] = {"requests": req, **({"limits": limits} if limits else {})}
         if rng.random() < shape.port_fraction:
             container["ports"] = [{"containerPort": 80, "hostPort": rng.choice([8080, 8081])}]
         spec: dict[str, Any] = {"containers": [container]}

@@ -81,7 +81,10 @@ class Simulation:
         self.config = resolve_config(scenario, config)
         self.cluster = EmbeddedCluster(graceful_deletion=scenario.graceful_termination)
         self.deleted: list[str] = []
+        # The last object of each deleted pod: what it reported (e.g. status.nominatedNodeName) when it went.
+        self.last_seen: dict[str, Any] = {}
         self._load_objects()
+        self.cluster.store.subscribe("Pod", self._remember_deleted)
         try:
             self.scheduler = Scheduler(
                 self.cluster,
@@ -104,6 +107,10 @@ class Simulation:
 
     def _on_victim(self, victim: PodInfo, preemptor: PodInfo, node: str) -> None:
         self.deleted.append(victim.key)
+
+    def _remember_deleted(self, etype: str, old: Any, new: Any) -> None:
+        if new is None and old is not None:
+            self.last_seen[f"{old.metadata.namespace or 'default'}/{old.metadata.name}"] = old
 
     # ------------------------------------------------------------ loading
 
@@ -238,18 +245,20 @@ class Simulation:
             pod = store.find("Pod", key)
             attempt = self.scheduler.attempts.get(key)
             if pod is None:
-                # Only preemption deletes pods in a simulation: the pod ran, then was evicted.
-                out.append(PodOutcome(key, self._last_node(key), "Deleted", None, None, attempt=attempt))
+                # Only preemption deletes pods in a simulation: the pod ran, then was evicted. Upstream
+                # reports what the pod carried then (a preemptor keeps status.nominatedNodeName after
+                # binding) and the scores of the attempt that placed it.
+                last = self.last_seen.get(key)
+                nominated = (last.status.nominated_node_name or None) if last is not None else None
+                o = PodOutcome(key, self._last_node(key), "Deleted", nominated, None, attempt=attempt)
+                self._attach_scores(o, attempt)
+                out.append(o)
                 continue
             nominated = pod.status.nominated_node_name or None
             cond = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
             if pod.spec.node_name:
                 o = PodOutcome(key, pod.spec.node_name, "Scheduled", nominated, None, attempt=attempt)
-                if attempt is not None and attempt.node == pod.spec.node_name:
-                    scores = attempt.scores
-                    if scores:
-                        o.scores = scores
-                        o.tied_nodes = attempt.tied or None
+                self._attach_scores(o, attempt)
             elif cond is None:
                 o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
             elif cond.reason == "SchedulingGated":
@@ -265,6 +274,13 @@ class Simulation:
             if claims:
                 result.extra["claims"] = claims
         return result
+
+    @staticmethod
+    def _attach_scores(o: PodOutcome, attempt: Attempt | None) -> None:
+        """The scores (and tie) of the attempt that put the pod on its node."""
+        if attempt is not None and o.node is not None and attempt.node == o.node and attempt.scores:
+            o.scores = attempt.scores
+            o.tied_nodes = attempt.tied or None
 
     def _last_node(self, key: str) -> str | None:
         a = self.scheduler.attempts.get(key)

@@ -43,6 +43,10 @@ _PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
 TOO_MANY_PODS = "Too many pods"
 
 
+# Checked resources whose failure bits fit one int64 key (1 + 2 per resource <= 63 bits).
+_PACKED_CHECKS = 30
+
+
 class InsufficientResource:
     __slots__ = ("capacity", "reason", "requested", "resource", "unresolvable", "used")
 
@@ -276,28 +280,44 @@ class Fit(
             for _name, q, _alloc, free in checks:
                 failed |= q > free
 
+        # Up to 30 checked resources a key packs its bits into one int64; beyond that (many extended
+        # resources) a key is the number of a distinct row of bits, found by np.unique.
+        packed = len(checks) <= _PACKED_CHECKS
+        rows: list[np.ndarray] = []
+
         def keys() -> np.ndarray:
             # Bit 0: too many pods; per checked resource j, bit 2j+1: insufficient, bit 2j+2: beyond allocatable.
-            key = too_many.astype(np.int64)
-            for j, (_name, q, alloc, free) in enumerate(checks[:30]):
+            if packed:
+                key = too_many.astype(np.int64)
+                for j, (_name, q, alloc, free) in enumerate(checks):
+                    fail = q > free
+                    key |= (fail.astype(np.int64) << (2 * j + 1)) | (
+                        (fail & (q > col(alloc))).astype(np.int64) << (2 * j + 2)
+                    )
+                return key
+            columns = [too_many]
+            for _name, q, alloc, free in checks:
                 fail = q > free
-                key |= (fail.astype(np.int64) << (2 * j + 1)) | (
-                    (fail & (q > col(alloc))).astype(np.int64) << (2 * j + 2)
-                )
-            return key
+                columns += [fail, fail & (q > col(alloc))]
+            distinct, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+            rows.append(distinct)
+            return inverse.reshape(-1).astype(np.int64)
+
+        def bit(k: int, b: int) -> bool:
+            return bool(k >> b & 1) if packed else bool(rows[0][k, b])
 
         table: dict[int, Status] = {}
 
         def status_of_key(k: int) -> Status:
             st = table.get(k)
             if st is None:
-                labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, *_ in checks[:30]]
-                reasons = [labels[0]] if k & 1 else []
+                labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, *_ in checks]
+                reasons = [labels[0]] if bit(k, 0) else []
                 unresolvable = False
                 for j in range(1, len(labels)):
-                    if k >> (2 * j - 1) & 1:
+                    if bit(k, 2 * j - 1):
                         reasons.append(labels[j])
-                        unresolvable |= bool(k >> (2 * j) & 1)
+                        unresolvable |= bit(k, 2 * j)
                 st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
                 st.plugin = self.name
                 table[k] = st
