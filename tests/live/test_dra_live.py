@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import random
 from collections.abc import Coroutine
 from typing import Any
 
@@ -26,6 +27,8 @@ from tests.live.conftest import Cluster, bound_nodes, make_pod, nodes_yaml, sche
 from kubesched.api.decode import decode
 from kubesched.api.resource import FINALIZER
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle, Lister
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.live.client import LiveClient
 from kubesched.live.mirror import MirrorStore
@@ -231,6 +234,118 @@ def test_prebind_of_a_claim_allocated_earlier_only_appends_the_reservation() -> 
         ),
     ]
     assert api.objs["team"]["status"]["allocation"] == allocation
+
+
+# ---------------------------------------------------------------- the claim informer lags behind PreBind
+
+
+class WatchedApi(FakeApi):
+    """FakeApi that also keeps every version it wrote, in order: what a watch delivers, later."""
+
+    def __init__(self, *claims: dict[str, Any]) -> None:
+        super().__init__(*claims)
+        self.written: list[dict[str, Any]] = []
+
+    async def call(self, method: str, path: str, **kw: Any) -> Any:
+        out = await super().call(method, path, **kw)
+        if method == "PATCH":
+            self.written.append(copy.deepcopy(out))
+        return out
+
+
+class Lagging:
+    """A scheduler's view as in `kubesched run`: listers read the mirror, writes go to the API server.
+
+    Nothing reaches the mirror unless the test delivers it (`watch`), so the order in which
+    PreBind's writes and the informer's events interleave is the test's choice.
+    """
+
+    def __init__(self, gpus: int, *claims: str) -> None:
+        self.mirror = MirrorStore()
+        raw = [_claim(name) for name in claims]
+        for i, c in enumerate(raw):
+            c["metadata"].update(uid=f"{c['metadata']['name']}-uid", resourceVersion=str(10 + i))
+        for kind, obj in (
+            ("DeviceClass", _class()),
+            ("ResourceSlice", _slice("n1", gpus)),
+            *[("ResourceClaim", c) for c in raw],
+        ):
+            self.mirror.apply(kind, "ADDED", decode(kind, obj))
+        self.api = WatchedApi(*raw)
+        self.snapshot = Env([make_node("n1", cpu="8")]).snapshot
+        client = LiveClient(self.api, SyncIo(), self.mirror, None)  # type: ignore[arg-type]
+        handle = Handle(
+            "kubesched",
+            lambda: self.snapshot,
+            client,
+            self._lister,
+            lambda: None,
+            lambda: 0.0,
+            random.Random(0),
+            lambda _: None,
+        )
+        self.plugin = DynamicResources.new(None, handle)
+        self.delivered = 0
+
+    def _lister(self, kind: str) -> Lister:
+        return Lister(lambda key: self.mirror.find(kind, key), lambda: self.mirror.iter(kind))
+
+    def cycle(self, pod: Any) -> Status | None:
+        """PreFilter, Filter, Reserve and PreBind on n1; the first failing status."""
+        pl, pi, state = self.plugin, PodInfo(pod), CycleState()
+        _, st = pl.pre_filter(state, pi, self.snapshot.nodes)
+        st = st or pl.filter(state, pi, self.snapshot.nodes[0]) or pl.reserve(state, pi, "n1")
+        return st or pl.pre_bind(state, pi, "n1")
+
+    def watch(self, n: int | None = None) -> None:
+        """The informer catches up with the next `n` writes (all of them by default)."""
+        end = len(self.api.written) if n is None else self.delivered + n
+        for raw in self.api.written[self.delivered : end]:
+            self.mirror.apply("ResourceClaim", "MODIFIED", decode("ResourceClaim", raw))
+        self.delivered = end
+
+    def devices(self) -> dict[str, list[str]]:
+        """The devices of each claim, as the API server has them."""
+        out = {}
+        for name, c in self.api.objs.items():
+            alloc = (c.get("status") or {}).get("allocation")
+            out[name] = [r["device"] for r in alloc["devices"]["results"]] if alloc else []
+        return out
+
+
+def test_next_cycle_sees_the_devices_prebind_wrote_before_the_informer_shows_them() -> None:
+    """The interleaving of the issue: PreBind of p1 wrote gpu-0, the watch has delivered only the finalizer
+    update, and p2's cycle starts. The written claim stays assumed until the informer has it, so p2 gets gpu-1."""
+    live = Lagging(2, "a", "b", "c")
+    assert live.cycle(_pod("p1", "a")) is None
+    assert [m for m, *_ in live.api.requests] == ["GET", "PATCH", "PATCH"]
+    live.watch(1)  # the finalizer; `status.allocation` is still on its way
+    assert live.mirror.find("ResourceClaim", "default/a").status.allocation is None
+    assert live.cycle(_pod("p2", "b")) is None
+    assert live.devices() == {"a": ["gpu-0"], "b": ["gpu-1"], "c": []}
+    # Both informer copies arrive: the claims now count as the informer's, and the node is full.
+    live.watch()
+    st = live.cycle(_pod("p3", "c"))
+    assert st == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")
+    # Once the informer shows a newer version, the assumed one is gone: deallocating "a" frees gpu-0.
+    raw = copy.deepcopy(live.api.objs["a"])
+    raw["status"] = {}
+    raw["metadata"]["resourceVersion"] = "100"
+    live.api.objs["a"] = raw
+    live.mirror.apply("ResourceClaim", "MODIFIED", decode("ResourceClaim", raw))
+    assert live.cycle(_pod("p3", "c")) is None
+    assert live.devices()["c"] == ["gpu-0"]
+
+
+def test_pod_sharing_a_claim_prebind_just_allocated_only_adds_its_reservation() -> None:
+    """Before the informer shows p1's allocation, p2 (same claim) follows it instead of allocating the claim again,
+    which PreBind would refuse with "got allocated elsewhere in the meantime"."""
+    live = Lagging(2, "team")
+    assert live.cycle(_pod("p1", "team")) is None
+    assert live.cycle(_pod("p2", "team")) is None
+    team = live.api.objs["team"]
+    assert [r["name"] for r in team["status"]["reservedFor"]] == ["p1", "p2"]
+    assert live.devices() == {"team": ["gpu-0"]}
 
 
 # ---------------------------------------------------------------- against `kubesched serve`

@@ -2,15 +2,17 @@
 
 - PreEnqueue holds a pod back (it stays Pending, no condition) while one of its
   claims does not exist yet.
-- PreFilter reads the pod's claims: an allocated claim pins the pod to the
-  nodes of its allocation, an unallocated one needs its device classes to exist
-  and is handed to the structured allocator, set up once for the cycle with
-  the devices already taken (allocated claims and in-flight allocations).
+- PreFilter reads the pod's claims (through the manager's assume cache): an
+  allocated claim pins the pod to the nodes of its allocation, an unallocated
+  one needs its device classes to exist and is handed to the structured
+  allocator, set up once for the cycle with the devices already taken
+  (allocated claims and in-flight allocations).
 - Filter runs the allocator for the node; "cannot allocate all claims" when
   the devices reachable from the node do not suffice.
 - Reserve marks the node's allocation as in flight, so no other pod gets the
   same devices; Unreserve takes that back. PreBind writes the allocation and
-  the pod's `reservedFor` entry to the claim.
+  the pod's `reservedFor` entry to the claim, and assumes the written claim
+  until the claim informer shows it (manager.py).
 - PostFilter deallocates an allocated claim that was unavailable on some node
   and that no other pod uses, so that a later attempt can allocate it anew.
 
@@ -23,6 +25,7 @@ with the framework's "not found". In 1.34 the plugin has no Score.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -69,6 +72,8 @@ if TYPE_CHECKING:
     from kubesched.api.core import NodeSelector, Pod
     from kubesched.api.resource import AllocationResult
     from kubesched.framework.types import NodeInfo, PodInfo
+
+log = logging.getLogger("kubesched.plugins.dynamicresources")
 
 STATE_KEY = names.DYNAMIC_RESOURCES
 RESOURCE_CLAIM = "ResourceClaim"
@@ -154,7 +159,7 @@ class DynamicResources(
                 return str(err)
             if name is None:
                 continue
-            claim = self._get(RESOURCE_CLAIM, f"{pod.metadata.namespace}/{name}")
+            claim = self.manager.get_claim(f"{pod.metadata.namespace}/{name}")
             if claim is None:
                 return f'resourceclaim.resource.k8s.io "{name}" not found'
             if claim.metadata.deletion_timestamp is not None:
@@ -269,8 +274,7 @@ class DynamicResources(
                     )
 
         if to_allocate > 0:
-            all_claims = self.handle.lister(RESOURCE_CLAIM).list()
-            allocated = manager.allocated_devices(all_claims)
+            allocated = manager.list_all_allocated_devices()
             slices = manager.slice_index(self.handle.lister(RESOURCE_SLICE).list())
             classes = DeviceClassLister(lambda name: self._get(DEVICE_CLASS, name))
             s.allocator = Allocator(self.features, allocated, classes, slices, manager.match_cache)
@@ -386,7 +390,9 @@ class DynamicResources(
             return
         manager = self.manager
         for claim in s.claims:
-            manager.remove_claim_pending_allocation(claim.metadata.uid)
+            if manager.remove_claim_pending_allocation(claim.metadata.uid):
+                # The allocation never got written: the claim is what the informer has.
+                manager.assumed_claim_restore(claim_key(claim))
             if claim.status.allocation is not None and is_reserved_for_pod(pod.pod, claim):
                 try:
                     current = self._fetch(claim)
@@ -417,9 +423,14 @@ class DynamicResources(
         return None
 
     def _bind_claim(self, s: _StateData, index: int, pod: Pod) -> ResourceClaim:
-        """Write the allocation (from Reserve) and the pod's reservation to the claim, retrying on a stale copy."""
+        """Write the allocation (from Reserve) and the pod's reservation to the claim, retrying on a stale copy.
+
+        A written allocation leaves the in-flight map only once the claim the API server returned is assumed:
+        the claim informer may not have it yet, and until it does, the next cycles read the assumed one.
+        """
         claim = s.claims[index]
         allocation = s.informations[index].allocation
+        written: ResourceClaim | None = None
         try:
             current = self._fetch(claim)
             if current.metadata.resource_version != claim.metadata.resource_version:
@@ -439,9 +450,14 @@ class DynamicResources(
                 reserved_for=[*claim.status.reserved_for, ref],
             )
             what = "add allocation and reservation to claim" if allocation is not None else "add reservation to claim"
-            return self._update(msgspec.structs.replace(claim, status=status), what)
+            written = self._update(msgspec.structs.replace(claim, status=status), what)
+            return written
         finally:
             if allocation is not None:
+                if written is not None:
+                    err = self.manager.assume_claim_after_api_call(written)
+                    if err:
+                        log.debug("Claim not stored in assume cache", extra={"claim": kobj(written), "err": err})
                 self.manager.remove_claim_pending_allocation(claim.metadata.uid)
 
     def _fetch(self, claim: ResourceClaim) -> ResourceClaim:
