@@ -63,6 +63,11 @@ log = logging.getLogger("kubesched.scheduler")
 
 # bind_runner(pod, node, work, done): run work() (the binding's API calls) elsewhere, then done(status) here.
 BindRunner = Callable[[PodInfo, str, Callable[[], Status | None], Callable[[Status | None], None]], None]
+# bind_caller(pod, node, status_of, done): start the default binder's API call without waiting for it; when it
+# ends, done(status_of(error or None)) runs here. What bind_runner does, when DefaultBinder alone binds the pod.
+BindCaller = Callable[
+    [PodInfo, str, Callable[[BaseException | None], Status | None], Callable[[Status | None], None]], None
+]
 
 
 @dataclass
@@ -188,6 +193,7 @@ class Scheduler:
         # binding goroutine does; the rest of the binding cycle completes here when done(status) is called.
         # None: bind inline.
         self.bind_runner: BindRunner | None = None
+        self.bind_caller: BindCaller | None = None
         # Log failed attempts as errors ("Error scheduling pod; retrying"), as kube-scheduler does: in live and
         # serve. A simulation reports them in its output instead of on stderr.
         self.log_errors = False
@@ -722,7 +728,10 @@ class Scheduler:
                     self._binding_done(state, fw, result, qpi, self._bound(pod, host, st))
                     self._run_after_cycle()
 
-                self.bind_runner(pod, host, lambda: self._run_binders(fw, state, pod, host), done)
+                if self.bind_caller is not None and self._binds_by_default(fw, pod):
+                    self.bind_caller(pod, host, fw.default_bind_status, done)
+                else:
+                    self.bind_runner(pod, host, lambda: self._run_binders(fw, state, pod, host), done)
                 return
             s = self._bind(fw, state, pod, host)
         self._binding_done(state, fw, result, qpi, s)
@@ -747,6 +756,12 @@ class Scheduler:
 
     def _bind(self, fw: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
         return self._bound(pod, host, self._run_binders(fw, state, pod, host))
+
+    def _binds_by_default(self, fw: Framework, pod: PodInfo) -> bool:
+        """Whether DefaultBinder alone binds this pod (no binder extender wants it): an API call, nothing else."""
+        if any(ext.is_binder() and ext.is_interested(pod) for ext in self.extenders):
+            return False
+        return fw.binds_by_default
 
     def _run_binders(self, fw: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
         """The API part of binding: a binder extender, else the Bind plugins. Touches no scheduler state."""

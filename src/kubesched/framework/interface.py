@@ -311,6 +311,10 @@ class PreBindPlugin(Plugin):
 
 
 class BindPlugin(Plugin):
+    # True for a binder whose whole work is `client.bind(namespace, name, uid, node)` (DefaultBinder): live mode
+    # then starts that call without a thread waiting on it (Scheduler.bind_caller).
+    binds_through_client = False
+
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """SKIP lets the next Bind plugin bind the pod."""
         raise NotImplementedError

@@ -63,6 +63,14 @@ _ENQUEUE_EXTENSION_POINTS = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Re
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
+def _bind_failed(plugin: str, s: Status) -> Status:
+    """A Bind plugin's failure as the framework reports it."""
+    if s.is_rejected():
+        s.plugin = plugin
+        return s
+    return Status.as_error(f"running Bind plugin {go_quote(plugin)}: {s.message()}")
+
+
 def _plugin_raised(point: str, plugin: Plugin, err: BaseException) -> Status:
     """A plugin that raises is contained: an Error status naming the plugin."""
     return Status.as_error(
@@ -661,12 +669,18 @@ class Framework:
             if s is not None and s.code == Code.SKIP:
                 continue
             if s is not None and s.code != Code.SUCCESS:
-                if s.is_rejected():
-                    s.plugin = pl.name
-                    return s
-                return Status.as_error(f"running Bind plugin {go_quote(pl.name)}: {s.message()}")
+                return _bind_failed(pl.name, s)
             return s
         return s
+
+    @property
+    def binds_by_default(self) -> bool:
+        """Whether the only Bind plugin's work is the client's bind call (DefaultBinder's; see default_bind_status)."""
+        return len(self.bind_plugins) == 1 and self.bind_plugins[0].binds_through_client
+
+    def default_bind_status(self, err: BaseException | None) -> Status | None:
+        """What run_bind_plugins returns when that plugin's bind call ended with `err` (None: bound)."""
+        return None if err is None else _bind_failed(self.bind_plugins[0].name, Status.as_error(err))
 
     def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> None:
         for pl in self.post_bind_plugins:

@@ -105,6 +105,7 @@ class ApiDispatcher:
         self._workers = 0  # on the loop only
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._kick_due = False
 
     # ------------------------------------------------------------ adding (any thread)
 
@@ -209,9 +210,13 @@ class ApiDispatcher:
     # ------------------------------------------------------------ running (on the loop)
 
     def _kick(self) -> None:
-        self.io.call_soon(self._spawn)
+        # One wake-up of the loop for all the calls added while it was busy.
+        if not self._kick_due:
+            self._kick_due = True
+            self.io.call_soon(self._spawn)
 
     def _spawn(self) -> None:
+        self._kick_due = False
         while self._workers < self.parallelism and self._queue:
             self._workers += 1
             t = self.io.loop.create_task(self._work())

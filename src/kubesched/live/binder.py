@@ -59,6 +59,25 @@ class BindPool:
 
         self.executor.submit(run)
 
+    def submit_call(
+        self,
+        pod: Any,
+        node: str,
+        start: Callable[[Callable[[Status | None], None]], None],
+        done: Callable[[Status | None], None],
+    ) -> None:
+        """A binding whose API call reports its own end (`start(finished)`): no worker waits for it."""
+        self.in_flight += 1
+        begun = time.monotonic()
+
+        def finished(s: Status | None) -> None:
+            self.post(("bound", pod, node, s, time.monotonic() - begun, done))
+
+        try:
+            start(finished)
+        except Exception as err:  # noqa: BLE001 - a call that cannot start is a failed binding
+            finished(Status.as_error(err))
+
     def complete(
         self, pod: Any, node: str, s: Status | None, seconds: float, done: Callable[[Status | None], None]
     ) -> None:

@@ -20,6 +20,8 @@
 from __future__ import annotations
 
 import logging
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import UTC, datetime
 from typing import Any
@@ -75,6 +77,8 @@ class LiveClient:
         self.events = events
         self.dispatcher = ApiDispatcher(rest, io, parallelism)
         self._fetched: dict[tuple[str, str], Any] = {}
+        self._events_out: deque[dict[str, Any]] = deque()
+        self._events_flush_due = False
 
     @property
     def pending_writes(self) -> int:
@@ -106,11 +110,21 @@ class LiveClient:
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST pods/NAME/binding through the dispatcher, waited for (from the bind pool, never the loop)."""
         done: Future[BaseException | None] = Future()
-        self.dispatcher.add(PodBindingCall(namespace, name, uid, node), done.set_result)
+        self.bind_nowait(namespace, name, uid, node, done.set_result)
         err = done.result(BIND_WAIT)
-        # WaitOnFinish: a skipped or overwritten call is not the binding's failure.
-        if err is not None and not isinstance(err, (CallSkipped, CallOverwritten)):
+        if err is not None:
             raise err
+
+    def bind_nowait(
+        self, namespace: str, name: str, uid: str, node: str, on_finish: Callable[[BaseException | None], None]
+    ) -> None:
+        """The same binding, not waited for: on_finish(error or None) runs on whichever thread settles it."""
+
+        def finished(err: BaseException | None) -> None:
+            # WaitOnFinish: a skipped or overwritten call is not the binding's failure.
+            on_finish(None if isinstance(err, (CallSkipped, CallOverwritten)) else err)
+
+        self.dispatcher.add(PodBindingCall(namespace, name, uid, node), finished)
 
     def update_pod_status(
         self,
@@ -162,7 +176,18 @@ class LiveClient:
             "Event occurred",
             extra={"object": regarding, "kind": "Pod", "type": type_, "reason": reason, "action": action, "note": note},
         )
-        self.io.call_soon(self.events.record, ev)
+        # Handed over in batches: one wake-up of the loop for all the events recorded while it was busy.
+        self._events_out.append(ev)
+        if not self._events_flush_due:
+            self._events_flush_due = True
+            self.io.call_soon(self._flush_events)
+
+    def _flush_events(self) -> None:
+        """On the loop: every event recorded since the last flush goes to the broadcaster."""
+        self._events_flush_due = False
+        out = self._events_out
+        while out:
+            self.events.record(out.popleft())
 
     # ------------------------------------------------------------ other objects (plugins)
 

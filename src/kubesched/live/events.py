@@ -14,6 +14,7 @@ handful of writes, not a thousand.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import socket
@@ -59,6 +60,11 @@ def object_reference(kind: str, raw_or_obj: Any) -> dict[str, str]:
     return {k: v for k, v in ref.items() if v}
 
 
+@functools.cache
+def _hostname() -> str:
+    return socket.gethostname()
+
+
 def make_event(
     regarding: dict[str, str],
     related: dict[str, str] | None,
@@ -77,7 +83,7 @@ def make_event(
         "metadata": {"name": f"{regarding.get('name', '')}.{int(now.timestamp() * 1e9):x}", "namespace": ns},
         "eventTime": micro_time(now),
         "reportingController": controller,
-        "reportingInstance": f"{controller}-{socket.gethostname()}",
+        "reportingInstance": f"{controller}-{_hostname()}",
         "action": action,
         "reason": reason,
         "regarding": regarding,

@@ -144,6 +144,12 @@ class LiveScheduler:
     def _bind_runner(self, pod: Any, node: str, work: Any, done: Any) -> None:
         self.pool.submit(pod, node, work, done)
 
+    def _bind_caller(self, pod: Any, node: str, status_of: Any, done: Any) -> None:
+        def start(finished: Any) -> None:
+            self.client.bind_nowait(pod.namespace, pod.name, pod.uid, node, lambda err: finished(status_of(err)))
+
+        self.pool.submit_call(pod, node, start, done)
+
     def _on_started_leading(self) -> None:
         log.info("Started leading", extra={"identity": self.identity})
         self.leading.set()
@@ -176,6 +182,7 @@ class LiveScheduler:
         self.sched.metrics.registry.register(self._collector)
         if hasattr(self.sched, "bind_runner"):
             self.sched.bind_runner = self._bind_runner
+            self.sched.bind_caller = self._bind_caller
         else:
             log.warning("This Scheduler binds synchronously (no bind_runner): binds are not concurrent")
 

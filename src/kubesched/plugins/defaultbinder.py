@@ -13,6 +13,7 @@ from kubesched.plugins import names
 
 class DefaultBinder(BindPlugin):
     name = names.DEFAULT_BINDER
+    binds_through_client = True
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle
