@@ -50,10 +50,10 @@ def _holder(cluster: Cluster) -> str:
 @BOTH
 def test_kill_9_and_restart(cluster: Cluster) -> None:
     cluster.start(nodes_yaml(4))
-    # A slow client (qps 20: one bind per pod, burst 20) so that the kill lands mid-run.
-    first = cluster.start_run(sched_config(qps=20), "first")
-    wait_ready(first)
+    # The pods first (creating them is slow under load), then a slow client (qps 20: one bind per pod, burst
+    # 20) so that the kill lands mid-run.
     _create_pods(cluster)
+    first = cluster.start_run(sched_config(qps=20), "first")
     wait_until(lambda: _bound(cluster) >= 20, what="some pods bound")
     first.popen.kill()
     first.popen.wait(5)
@@ -67,12 +67,14 @@ def test_kill_9_and_restart(cluster: Cluster) -> None:
 @BOTH
 def test_two_replicas_failover(cluster: Cluster) -> None:
     cluster.start(nodes_yaml(4))
-    a = cluster.start_run(sched_config(qps=20), "a")
+    # The pods first, then the leader with a slow client (qps 10, burst 20): the standby starts, and the leader
+    # is killed, while it is binding them.
+    _create_pods(cluster)
+    a = cluster.start_run(sched_config(qps=10), "a")
     wait_until(lambda: _holder(cluster) == "a", what="a leads")
     b = cluster.start_run(sched_config(qps=20), "b")
     wait_ready(a)
     wait_ready(b)
-    _create_pods(cluster)
     wait_until(lambda: _bound(cluster) >= 20, what="some pods bound")
     assert "Started leading" not in b.text(), "the standby must not schedule"
     a.popen.kill()
