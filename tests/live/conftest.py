@@ -82,11 +82,16 @@ def priority_classes(**values: int) -> str:
 
 
 def sched_config(
-    qps: float = 5000, lease: str = "2s", renew: str = "1500ms", retry: str = "250ms", leader_elect: bool = True
+    qps: float = 5000,
+    lease: str = "2s",
+    renew: str = "1500ms",
+    retry: str = "250ms",
+    leader_elect: bool = True,
+    burst: int = 0,
 ) -> str:
     return f"""apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
-clientConnection: {{qps: {qps}, burst: {max(int(qps), 1)}}}
+clientConnection: {{qps: {qps}, burst: {burst or max(int(qps), 1)}}}
 leaderElection:
   leaderElect: {str(leader_elect).lower()}
   leaseDuration: {lease}
