@@ -901,11 +901,13 @@ class Scheduler:
         q.add_nominated_pod(qpi.pod_info, nominating)
         if not called_done:
             q.done(qpi.uid)
-        if cached is None:
-            return
+        # The event is recorded even for a pod already gone (deleted while it was being bound), as upstream
+        # does: it says why the pod never ran. Its status is not written: upstream's patch would get a 404.
         self.client.record_event(
             "Warning", "FailedScheduling", "Scheduling", msg[:MAX_MESSAGE_LENGTH], qpi.pod_info.key
         )
+        if cached is None:
+            return
         nnn: str | None = None
         if (
             nominating is not None

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,76 +19,24 @@ pytest.importorskip("aiohttp")
 pytest.importorskip("orjson")
 pytest.importorskip("kubernetes")
 
-SCHEDULER = "kubesched"
+from tests.live.apiserver import KubeApiServer, apiserver, kube  # noqa: F401 - fixtures for tests/live
+from tests.live.client import SCHEDULER, Api, Proc, free_port, wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_until(cond: Callable[[], Any], timeout: float = 15.0, interval: float = 0.05, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what or cond}")
-        time.sleep(interval)
+# The real API server: fixtures `apiserver` (session) and `kube` (emptied per test). See tests/live/apiserver.py.
+BOTH = pytest.mark.parametrize(
+    "cluster", ["serve", pytest.param("apiserver", marks=pytest.mark.apiserver)], indirect=True
+)
+APISERVER = pytest.mark.parametrize("cluster", [pytest.param("apiserver", marks=pytest.mark.apiserver)], indirect=True)
 
 
-class Api:
-    """A tiny synchronous client for assertions (urllib + json)."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-
-    def call(self, method: str, path: str, body: Any = None, ctype: str = "application/json") -> tuple[int, Any]:
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        if data is not None:
-            req.add_header("Content-Type", ctype)
-        try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
-                raw = resp.read()
-                return resp.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as err:
-            raw = err.read()
-            return err.code, json.loads(raw) if raw else None
-
-    def get(self, path: str) -> Any:
-        code, body = self.call("GET", path)
-        assert code == 200, (path, code, body)
-        return body
-
-    def create(self, path: str, body: Any) -> Any:
-        code, out = self.call("POST", path, body)
-        assert code == 201, (path, code, out)
-        return out
-
-    def pods(self, ns: str = "default") -> dict[str, Any]:
-        return {p["metadata"]["name"]: p for p in self.get(f"/api/v1/namespaces/{ns}/pods")["items"]}
-
-    def pod(self, name: str, ns: str = "default") -> Any:
-        code, body = self.call("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
-        return body if code == 200 else None
-
-    def events(self, ns: str = "default") -> list[Any]:
-        return list(self.get(f"/apis/events.k8s.io/v1/namespaces/{ns}/events")["items"])
-
-    def stats(self) -> Any:
-        return self.get("/kubesched/stats")
-
-    def fault(self, **rule: Any) -> None:
-        code, _ = self.call("POST", "/kubesched/faults", rule)
-        assert code == 200
-
-    def lease(self, name: str = SCHEDULER, ns: str = "kube-system") -> Any:
-        code, body = self.call("GET", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}")
-        return body if code == 200 else None
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for the real API server is an `apiserver` test (`-m "not apiserver"` leaves it out)."""
+    for item in items:
+        if {"apiserver", "kube"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.apiserver)
 
 
 def make_pod(
@@ -101,6 +45,7 @@ def make_pod(
     *,
     scheduler: str = SCHEDULER,
     priority: int | None = None,
+    priority_class: str = "",
     node_selector: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
@@ -109,6 +54,8 @@ def make_pod(
     }
     if priority is not None:
         spec["priority"] = priority
+    if priority_class:
+        spec["priorityClassName"] = priority_class
     if node_selector:
         spec["nodeSelector"] = node_selector
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
@@ -125,12 +72,26 @@ def nodes_yaml(n: int, cpu: str = "4", prefix: str = "node") -> str:
     return "---\n".join(docs)
 
 
+def priority_classes(**values: int) -> str:
+    """PriorityClass documents (the API server's admission wants a class, not a bare spec.priority)."""
+    docs = [
+        f"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {n}}}\nvalue: {v}\n"
+        for n, v in values.items()
+    ]
+    return "---\n" + "---\n".join(docs)
+
+
 def sched_config(
-    qps: float = 5000, lease: str = "2s", renew: str = "1500ms", retry: str = "250ms", leader_elect: bool = True
+    qps: float = 5000,
+    lease: str = "2s",
+    renew: str = "1500ms",
+    retry: str = "250ms",
+    leader_elect: bool = True,
+    burst: int = 0,
 ) -> str:
     return f"""apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
-clientConnection: {{qps: {qps}, burst: {max(int(qps), 1)}}}
+clientConnection: {{qps: {qps}, burst: {burst or max(int(qps), 1)}}}
 leaderElection:
   leaderElect: {str(leader_elect).lower()}
   leaseDuration: {lease}
@@ -143,28 +104,6 @@ profiles:
 """
 
 
-@dataclass
-class Proc:
-    popen: subprocess.Popen[str]
-    log: Path
-    port: int = 0
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def text(self) -> str:
-        return self.log.read_text(errors="replace") if self.log.exists() else ""
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
-        if self.popen.poll() is None:
-            self.popen.send_signal(sig)
-        return self.popen.wait(timeout)
-
-    def metrics(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
-            return r.read().decode()
-
-
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     src = os.environ.get("KUBESCHED_LIVE_SRC")  # to try a patched tree: KUBESCHED_LIVE_SRC=/path/to/src
@@ -175,15 +114,36 @@ def _env() -> dict[str, str]:
 
 @dataclass
 class Cluster:
+    """The cluster a test schedules: `kubesched serve`, or the real API server (`server`), and the processes on it."""
+
     tmp: Path
     procs: list[Proc] = field(default_factory=list)
     serve: Proc | None = None
     url: str = ""
     kubeconfig: Path | None = None
+    server: KubeApiServer | None = None
 
     @property
     def api(self) -> Api:
-        return Api(self.url)
+        return self.server.api if self.server is not None else Api(self.url)
+
+    def start(self, objects: str) -> Api:
+        """The cluster with these objects (YAML): `kubesched serve` of them, or them created in the API server."""
+        if self.server is None:
+            return self.start_serve(objects)
+        self.server.create_objects(objects)
+        self.url, self.kubeconfig = self.server.url, self.server.kubeconfig
+        return self.api
+
+    def binds(self) -> dict[str, int]:
+        """Successful bindings per pod (namespace/name): serve counts them, the API server's audit log has them."""
+        if self.server is None:
+            return dict(self.api.stats()["binds"])
+        return self.server.bound_counts()
+
+    def finish_terminating(self) -> list[str]:
+        """Remove pods marked for deletion (a kubelet's part; serve deletes pods at once)."""
+        return self.server.finish_terminating() if self.server is not None else []
 
     def start_serve(self, scenario: str, *extra: str, scheduler: bool = False) -> Api:
         path = self.tmp / "scenario.yaml"
@@ -205,15 +165,29 @@ class Cluster:
         self.url = line.split()[1]
         return self.api
 
-    def start_run(self, config: str, name: str = "run", *extra: str) -> Proc:
+    def start_run(
+        self,
+        config: str,
+        name: str = "run",
+        *extra: str,
+        kubeconfig: Path | None = None,
+        env: dict[str, str] | None = None,
+        in_cluster: bool = False,
+    ) -> Proc:
+        """`kubesched run` with this configuration, as `name` (its leader identity, log and config file names).
+
+        With the cluster's kubeconfig unless given another, or none (`in_cluster`: the service account that
+        `env` points at)."""
         cfg = self.tmp / f"{name}.yaml"
         cfg.write_text(config)
         port = free_port()
         log = self.tmp / f"{name}.log"
-        args = [sys.executable, "-m", "kubesched.live", "--kubeconfig", str(self.kubeconfig), "--config", str(cfg)]
+        args = [sys.executable, "-m", "kubesched.live", "--config", str(cfg)]
+        if not in_cluster:
+            args += ["--kubeconfig", str(kubeconfig or self.kubeconfig)]
         args += ["--port", str(port), "--identity", name, *extra]
         with open(log, "a") as logf:
-            p = subprocess.Popen(args, stdout=logf, stderr=subprocess.STDOUT, text=True, env=_env())
+            p = subprocess.Popen(args, stdout=logf, stderr=subprocess.STDOUT, text=True, env={**_env(), **(env or {})})
         proc = Proc(p, log, port)
         self.procs.append(proc)
         return proc
@@ -229,8 +203,10 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path)
+def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
+    """`kubesched serve`; or, parametrized with "apiserver" (BOTH, APISERVER), the real API server, emptied."""
+    server = request.getfixturevalue("kube") if getattr(request, "param", "serve") == "apiserver" else None
+    c = Cluster(tmp_path, server=server)
     try:
         yield c
     finally:

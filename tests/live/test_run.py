@@ -7,16 +7,19 @@ import re
 import shutil
 import ssl
 import subprocess
+import time
 import urllib.error
 import urllib.request
 
 import pytest
 from tests.live.conftest import (
+    BOTH,
     SCHEDULER,
     Cluster,
     bound_nodes,
     make_pod,
     nodes_yaml,
+    priority_classes,
     sched_config,
     wait_ready,
     wait_until,
@@ -46,8 +49,9 @@ def embedded_message(nodes: str, pod: dict) -> str:
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
+@BOTH
 def test_pods_scheduled_end_to_end(cluster: Cluster) -> None:
-    api = cluster.start_serve(nodes_yaml(3, cpu="4"))
+    api = cluster.start(nodes_yaml(3, cpu="4"))
     run = cluster.start_run(sched_config())
     wait_ready(run)
     for i in range(30):
@@ -82,8 +86,8 @@ def test_pods_scheduled_end_to_end(cluster: Cluster) -> None:
     assert MICRO_TIME.match(ev["eventTime"]), ev["eventTime"]
     assert ev["regarding"]["kind"] == "Pod" and ev["regarding"]["uid"] == pod["metadata"]["uid"]
     assert ev["metadata"]["name"].startswith("p0.")
-    stats = api.stats()
-    assert all(v == 1 for v in stats["binds"].values()) and len(stats["binds"]) == 30
+    binds = wait_until(lambda: b if len(b := cluster.binds()) == 30 else None, what="30 bindings")
+    assert set(binds.values()) == {1}, binds
     metrics = run.metrics()
     assert f'scheduler_schedule_attempts_total{{profile="{SCHEDULER}",result="scheduled"}} 30.0' in metrics
     assert 'leader_election_master_status{name="kubesched"} 1' in metrics
@@ -153,27 +157,37 @@ def test_verbosity_2_logs_binds_and_failures_as_kube_scheduler(cluster: Cluster,
     assert failed["v"] == 2 and failed["err"] == msg
 
 
+@BOTH
 def test_preemption_deletes_victims_and_binds_preemptor(cluster: Cluster) -> None:
-    api = cluster.start_serve(nodes_yaml(1, cpu="2"))
+    api = cluster.start(nodes_yaml(1, cpu="2") + priority_classes(low=0, high=1000))
     run = cluster.start_run(sched_config())
     wait_ready(run)
     for i in range(2):
-        api.create("/api/v1/namespaces/default/pods", make_pod(f"low{i}", cpu="1", priority=0))
+        api.create("/api/v1/namespaces/default/pods", make_pod(f"low{i}", cpu="1", priority_class="low"))
     wait_until(lambda: all(bound_nodes(api).values()), what="low-priority pods bound")
     rv = api.get("/api/v1/namespaces/default/pods")["metadata"]["resourceVersion"]
-    api.create("/api/v1/namespaces/default/pods", make_pod("high", cpu="2", priority=1000))
+    api.create("/api/v1/namespaces/default/pods", make_pod("high", cpu="2", priority_class="high"))
+
+    def victims_going() -> bool:
+        pods = api.pods()
+        return all(v not in pods or pods[v]["metadata"].get("deletionTimestamp") for v in ("low0", "low1"))
+
+    wait_until(victims_going, timeout=20, what="victims deleted")
+    if cluster.server is not None:
+        # A real cluster: the victims terminate gracefully (until their kubelet is done), and meanwhile the
+        # preemptor waits, nominated to their node.
+        high = wait_until(lambda: (p := api.pod("high"))["status"].get("nominatedNodeName") and p, what="nominated")
+        assert high["status"]["nominatedNodeName"] == "node-0" and not high["spec"].get("nodeName")
+        time.sleep(0.5)
+        assert not api.pod("high")["spec"].get("nodeName"), "bound while the victims still hold the node"
+        assert sorted(cluster.finish_terminating()) == ["low0", "low1"]
     wait_until(lambda: bound_nodes(api).get("high") == "node-0", timeout=20, what="preemptor bound")
     pods = api.pods()
     assert "low0" not in pods and "low1" not in pods
+    events = api.watch("/api/v1/namespaces/default/pods", rv)
     # Each victim got the DisruptionTarget condition before it was deleted.
-    import urllib.request
-
-    with urllib.request.urlopen(
-        f"{api.url}/api/v1/namespaces/default/pods?watch=1&resourceVersion={rv}&timeoutSeconds=1", timeout=5
-    ) as r:
-        lines = [__import__("json").loads(x) for x in r.read().splitlines() if x.strip()]
     for victim in ("low0", "low1"):
-        seen = [(e["type"], e["object"]) for e in lines if e["object"]["metadata"]["name"] == victim]
+        seen = [(e["type"], e["object"]) for e in events if e["object"]["metadata"]["name"] == victim]
         types = [t for t, _ in seen]
         assert types[-1] == "DELETED", types
         conds = [c for t, o in seen if t == "MODIFIED" for c in o["status"].get("conditions", [])]
@@ -181,6 +195,14 @@ def test_preemption_deletes_victims_and_binds_preemptor(cluster: Cluster) -> Non
         assert dt and dt[0]["reason"] == "PreemptionByScheduler", seen
         assert dt[0]["message"] == f"{SCHEDULER}: preempting to accommodate a higher priority pod"
         assert dt[0]["observedGeneration"] == 1
+    # The preemptor was nominated to the node before it was bound there.
+    high_states = [
+        (o["status"].get("nominatedNodeName", ""), o["spec"].get("nodeName", ""))
+        for e in events
+        if (o := e["object"])["metadata"]["name"] == "high"
+    ]
+    assert ("node-0", "") in high_states, high_states
+    assert high_states.index(("node-0", "")) < next(i for i, (_, n) in enumerate(high_states) if n), high_states
     high_uid = api.pod("high")["metadata"]["uid"]
     preempted = [e for e in api.events() if e["reason"] == "Preempted"]
     assert {e["regarding"]["name"] for e in preempted} == {"low0", "low1"}

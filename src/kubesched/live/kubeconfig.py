@@ -23,6 +23,11 @@ from kubesched.errors import InputError
 # (its refresh hook re-runs an exec plugin or re-reads a token file when due).
 AUTH_CACHE_SECONDS = 30.0
 
+# Where the kubelet mounts a pod's service account (token, ca.crt), as client-go's InClusterConfig reads it.
+# KUBESCHED_SERVICE_ACCOUNT_DIR moves it, for tests that play a pod against a real API server; a pod never sets it.
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_ACCOUNT_DIR_ENV = "KUBESCHED_SERVICE_ACCOUNT_DIR"
+
 
 @dataclass
 class Connection:
@@ -94,7 +99,10 @@ def load_connection(kubeconfig: str | None = None, context: str | None = None) -
             _check_readable(kubeconfig)
             k8s_config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
         elif os.environ.get("KUBERNETES_SERVICE_HOST"):
-            k8s_config.load_incluster_config(client_configuration=cfg)
+            sa = os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR
+            k8s_config.incluster_config.InClusterConfigLoader(
+                token_filename=os.path.join(sa, "token"), cert_filename=os.path.join(sa, "ca.crt")
+            ).load_and_set(cfg)
         else:
             raise InputError(
                 "kubeconfig", "no --kubeconfig given and not running in a cluster (KUBERNETES_SERVICE_HOST is unset)"
