@@ -45,6 +45,7 @@ from typing import Any
 import orjson
 import yaml
 
+from kubesched.live.errors import ApiError
 from kubesched.live.kubeconfig import load_connection
 from kubesched.live.rest import RestClient
 
@@ -205,7 +206,18 @@ async def prepare_apiserver(rest: RestClient, nodes: int) -> None:
 
 async def create_wave(rest: RestClient, wave: int, first: int, n: int) -> None:
     path = f"/api/v1/namespaces/{NAMESPACE}/pods"
-    await _each(list(range(first, first + n)), lambda i: _ok(rest, "POST", path, pod_body(f"p-{i}", wave), (201,)))
+
+    async def create(i: int) -> None:
+        for tries in range(1, 6):
+            try:
+                # After a dropped connection the first try may have created it: 409 is fine then.
+                await _ok(rest, "POST", path, pod_body(f"p-{i}", wave), (201,) if tries == 1 else (201, 409))
+                return
+            except ApiError:
+                if tries == 5:
+                    raise
+
+    await _each(list(range(first, first + n)), create)
 
 
 async def unbound_in_wave(rest: RestClient, wave: int) -> int:
@@ -213,6 +225,7 @@ async def unbound_in_wave(rest: RestClient, wave: int) -> int:
         "GET",
         f"/api/v1/namespaces/{NAMESPACE}/pods",
         params={"labelSelector": f"wave={wave}", "fieldSelector": "spec.nodeName="},
+        timeout=120,
     )
     if code != 200:
         raise SystemExit(f"list pods: HTTP {code}: {payload[:300]!r}")
@@ -220,12 +233,21 @@ async def unbound_in_wave(rest: RestClient, wave: int) -> int:
 
 
 async def delete_wave(rest: RestClient, wave: int) -> None:
-    code, payload = await rest.request(
-        "DELETE",
-        f"/api/v1/namespaces/{NAMESPACE}/pods",
-        params={"labelSelector": f"wave={wave}"},
-        body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
-    )
+    """Delete the wave's pods in one deletecollection, again if the connection dropped (it is idempotent)."""
+    for tries in range(1, 6):
+        try:
+            code, payload = await rest.request(
+                "DELETE",
+                f"/api/v1/namespaces/{NAMESPACE}/pods",
+                params={"labelSelector": f"wave={wave}"},
+                body={"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+                timeout=600,  # a loaded API server takes a while over thousands of pods
+            )
+            break
+        except ApiError as err:
+            if tries == 5:
+                raise
+            print(f"delete wave {wave}: {err}; again", file=sys.stderr, flush=True)
     if code != 200:
         raise SystemExit(f"delete wave {wave}: HTTP {code}: {payload[:300]!r}")
 
