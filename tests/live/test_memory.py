@@ -16,6 +16,7 @@ import collections
 import gc
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,6 +81,22 @@ def census() -> collections.Counter[str]:
     return collections.Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
 
 
+def ours(before: collections.Counter[str], after: collections.Counter[str]) -> dict[str, int]:
+    """The scheduler's own objects (kubesched.*) that are more or fewer than `before`."""
+    diff = {k: after[k] - before[k] for k in after.keys() | before.keys() if k.startswith("kubesched.")}
+    return {k: d for k, d in diff.items() if d}
+
+
+def settled_census(before: collections.Counter[str], timeout: float = 5.0) -> collections.Counter[str]:
+    """A census once the scheduler thread is done with what it was doing (a leak stays; work in hand ends)."""
+    deadline = time.monotonic() + timeout
+    after = census()
+    while ours(before, after) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        after = census()
+    return after
+
+
 def test_pods_that_went_through_leave_nothing_behind(cluster: Cluster, live: LiveScheduler) -> None:
     api = cluster.api
     for w in range(WARMUP_WAVES):
@@ -88,7 +105,7 @@ def test_pods_that_went_through_leave_nothing_behind(cluster: Cluster, live: Liv
     blocks = sys.getallocatedblocks()
     for w in range(WARMUP_WAVES, WARMUP_WAVES + MEASURED_WAVES):
         push_wave(api, live, w)
-    after = census()
+    after = settled_census(before)
     grown = sys.getallocatedblocks() - blocks
     pods = WAVE * MEASURED_WAVES
     assert live.pool.bound == WAVE * (WARMUP_WAVES + MEASURED_WAVES) and live.pool.failed == 0
@@ -104,9 +121,9 @@ def test_pods_that_went_through_leave_nothing_behind(cluster: Cluster, live: Liv
     assert q.pending_counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
     assert not q.in_flight and not q.nominator.pods and not sched.cache.assumed
     # Not one object of the scheduler's own types more than after the warm-up (per-pod records would be).
-    ours = {k: after[k] - before[k] for k in after.keys() | before.keys() if k.startswith("kubesched.")}
-    assert {k: d for k, d in ours.items() if d} == {}
-    assert after["kubesched.framework.types.PodInfo"] == 0
+    # (Compared with the census after warm-up, not with zero: the suite's other tests in this process may
+    # still hold a few objects of ours, e.g. through a failure's traceback.)
+    assert ours(before, after) == {}
     # Containers (a dict or tuple per pod, say) would pile up by the hundred; the warm-up's leftovers
     # (threads of the bind pool started late, connections) are a few dozen.
     piled = {k: after[k] - before[k] for k in ("builtins.dict", "builtins.list", "builtins.tuple", "builtins.set")}
