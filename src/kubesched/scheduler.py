@@ -19,13 +19,13 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from kubesched.api.core import Node, Pod, PodCondition
 from kubesched.cache.cache import Cache, CacheError
-from kubesched.cluster.store import ADDED, DELETED, MODIFIED
+from kubesched.cluster.store import ADDED, DELETED, FINAL_STATE_UNKNOWN, MODIFIED
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import EXTENDER_NAME, Diagnosis, FitError
@@ -78,55 +78,33 @@ class ScheduleResult:
     nominating_info: NominatingInfo | None = None
 
 
-class Attempt:
-    """What the scheduler saw on one attempt of one pod (for reports and `explain`).
+class NodeScores(NamedTuple):
+    """How the scored nodes of one cycle ranked: the arrays the cycle produced, as they are."""
 
-    Scores are kept as the arrays the cycle produced; the per-node dictionaries
-    are only built when someone asks for them.
+    names: np.ndarray  # the scored nodes
+    totals: np.ndarray  # their weighted totals, in the order of `names`
+    per_plugin: dict[str, np.ndarray]  # each Score plugin's weighted scores, in the same order
+    tied: np.ndarray  # positions in `names` of every node sharing the top total
+
+
+class AttemptObserver(Protocol):
+    """Told what each scheduling attempt decided, as it decides it.
+
+    The reports of `simulate`, `explain`, `replay` and `capacity` are built from
+    these calls (simulate/attempts.py keeps them); the scheduler keeps nothing of
+    an attempt once it is over, so a scheduler that runs for months
+    (`kubesched run`, `serve`'s built-in one) installs no observer and holds no
+    record of pods that are gone. `now` is the scheduler's clock.
     """
 
-    __slots__ = ("_names", "_per_plugin", "_tied", "_totals", "message", "node", "pod", "reason", "started", "time")
+    def attempt_started(self, pod: PodInfo, now: float) -> None:
+        """A scheduling cycle begins for `pod`."""
 
-    def __init__(self, pod: str, time: float) -> None:
-        self.pod = pod
-        self.time = time
-        self.node = ""
-        self.message = ""
-        self.reason = ""
-        self._names: np.ndarray | None = None
-        self._totals: np.ndarray | None = None
-        self._per_plugin: dict[str, np.ndarray] = {}
-        self._tied: np.ndarray | None = None
-        # Wall-clock start of the attempt (perf_counter), for the attempt-duration metric.
-        self.started = perf_counter()
+    def node_chosen(self, pod: PodInfo, node: str, scores: NodeScores | None, now: float) -> None:
+        """The cycle picked `node`; `scores` is None when only one node was feasible (nothing was scored)."""
 
-    def record_scores(
-        self, names: np.ndarray, totals: np.ndarray, per_plugin: dict[str, np.ndarray], tied: np.ndarray
-    ) -> None:
-        self._names, self._totals, self._per_plugin, self._tied = names, totals, per_plugin, tied
-
-    def clear_scores(self) -> None:
-        self._names, self._totals, self._per_plugin, self._tied = None, None, {}, None
-
-    @property
-    def tied(self) -> list[str]:
-        """Every node sharing the top score, when two or more did."""
-        if self._names is None or self._tied is None or len(self._tied) < 2:
-            return []
-        return [str(self._names[int(i)]) for i in self._tied]
-
-    @property
-    def scores(self) -> dict[str, int]:
-        if self._names is None or self._totals is None:
-            return {}
-        return {str(n): int(t) for n, t in zip(self._names, self._totals, strict=True)}
-
-    @property
-    def plugin_scores(self) -> dict[str, dict[str, int]]:
-        if self._names is None:
-            return {}
-        names = [str(n) for n in self._names]
-        return {pl: {n: int(v) for n, v in zip(names, arr, strict=True)} for pl, arr in self._per_plugin.items()}
+    def attempt_failed(self, pod: PodInfo, reason: str, message: str, now: float) -> None:
+        """The attempt failed (in either cycle): `reason` is the PodScheduled condition's, `message` its text."""
 
 
 class _Error(Exception):
@@ -179,14 +157,12 @@ class Scheduler:
         self.metrics = Metrics()
         self.next_start_node_index = 0
         self._after_cycle: list[Callable[[], None]] = []
-        self._parked: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo]] = []
-        self.attempts: dict[str, Attempt] = {}
+        # Binding cycles waiting at Permit, each with the perf_counter() its scheduling cycle started at.
+        self._parked: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo, float]] = []
         # uid -> the PodInfo last made for the pod (see _info).
         self._infos: dict[str, PodInfo] = {}
-        # Keep every attempt's per-node scores (for reports); off for very large runs, where they
-        # would cost one array per plugin per pod.
-        self.keep_scores = True
-        self.on_attempt: Callable[[Attempt], None] | None = None
+        # Reports install one (see AttemptObserver); None: nothing is recorded.
+        self.observer: AttemptObserver | None = None
         # `kubesched explain`: called with the profile and the popped pod just before its scheduling cycle.
         self.before_cycle: Callable[[Framework, QueuedPodInfo], None] | None = None
         # Live mode: runs the API part of binding (binder extender / Bind plugins) off this thread, as upstream's
@@ -301,6 +277,7 @@ class Scheduler:
             if old.spec.node_name:
                 if _terminal(new):
                     self._delete_assigned(old)
+                    self._infos.pop(old.metadata.uid, None)
                     return
                 self._update_assigned(old, new)
             elif new.spec.node_name:
@@ -313,8 +290,13 @@ class Scheduler:
             assert old is not None
             if old.spec.node_name:
                 self._delete_assigned(old)
-            elif self._responsible(old):
-                self._delete_unscheduled(old)
+            else:
+                if new is FINAL_STATE_UNKNOWN and self.cache.get_pod(old.metadata.uid) is not None:
+                    # A relist found it gone; the unbound state we last saw is stale: we bound it meanwhile
+                    # (assumed, maybe confirmed by nobody). Upstream's cache handler takes such tombstones too.
+                    self._delete_assigned(old)
+                if self._responsible(old):
+                    self._delete_unscheduled(old)
             self._infos.pop(old.metadata.uid, None)
 
     def _info(self, pod: Pod) -> PodInfo:
@@ -408,6 +390,8 @@ class Scheduler:
         actions = {ADDED: ActionType.ADD, MODIFIED: ActionType.UPDATE, DELETED: ActionType.DELETE}
 
         def handle(etype: str, old: Any, new: Any) -> None:
+            if etype == DELETED:
+                new = None  # not FINAL_STATE_UNKNOWN: hints see a deletion as a deletion
             self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, actions[etype]), old, new)  # type: ignore[union-attr]
 
         return handle
@@ -439,14 +423,17 @@ class Scheduler:
         state = CycleState()
         if self.before_cycle is not None:
             self.before_cycle(fw, qpi)
-        self.attempts[qpi.pod_info.key] = Attempt(qpi.pod_info.key, self.now())
+        # The attempt-duration metric's start (upstream's `start` in ScheduleOne), carried to both cycles' ends.
+        start = perf_counter()
+        if self.observer is not None:
+            self.observer.attempt_started(qpi.pod_info, self.now())
         result, assumed, status = self.scheduling_cycle(state, fw, qpi)
         if status is not None and status.code != Code.SUCCESS:
-            self.handle_scheduling_failure(fw, assumed, status, result.nominating_info)
+            self.handle_scheduling_failure(fw, assumed, status, result.nominating_info, start)
             self._run_after_cycle()
             return True
         self._run_after_cycle()
-        self.binding_cycle(state, fw, result, assumed)
+        self.binding_cycle(state, fw, result, assumed, start)
         self._run_after_cycle()
         return True
 
@@ -551,24 +538,17 @@ class Scheduler:
         feasible, diagnosis = self.find_nodes_that_fit_pod(fw, state, pod)
         if len(feasible) == 0:
             raise FitError(pod.key, snap.num_nodes, diagnosis)
-        attempt = self.attempts.get(pod.key) or Attempt(pod.key, self.now())
-        self.attempts[pod.key] = attempt
         if len(feasible) == 1:
-            attempt.node = snap.nodes[int(feasible[0])].name
-            self._attempt_done(attempt)
-            return ScheduleResult(attempt.node, 1 + len(diagnosis.node_to_status), 1)
+            host = snap.nodes[int(feasible[0])].name
+            if self.observer is not None:
+                self.observer.node_chosen(pod, host, None, self.now())
+            return ScheduleResult(host, 1 + len(diagnosis.node_to_status), 1)
         totals, per_plugin = self.prioritize_nodes(fw, state, pod, feasible)
         names = snap.node_names()[feasible]
         host, tied = self.select_host(names, totals)
-        attempt.node = host
-        if self.keep_scores:
-            attempt.record_scores(names, totals, per_plugin, tied)
-        self._attempt_done(attempt)
+        if self.observer is not None:
+            self.observer.node_chosen(pod, host, NodeScores(names, totals, per_plugin, tied), self.now())
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
-
-    def _attempt_done(self, attempt: Attempt) -> None:
-        if self.on_attempt is not None:
-            self.on_attempt(attempt)
 
     def find_nodes_that_fit_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> tuple[np.ndarray, Diagnosis]:
         snap = self.snapshot
@@ -695,15 +675,17 @@ class Scheduler:
 
     # ------------------------------------------------------------ binding cycle
 
-    def binding_cycle(self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo) -> None:
+    def binding_cycle(
+        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo, start: float
+    ) -> None:
         wp = fw.waiting_pods.get(qpi.uid)
         if wp is not None and not wp.is_resolved():
-            self._parked.append((fw, state, result, qpi))
+            self._parked.append((fw, state, result, qpi, start))
             return
-        self._finish_binding_cycle(state, fw, result, qpi)
+        self._finish_binding_cycle(state, fw, result, qpi, start)
 
     def _finish_binding_cycle(
-        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo
+        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo, start: float
     ) -> None:
         pod = qpi.pod_info
         host = result.suggested_host
@@ -725,7 +707,7 @@ class Scheduler:
             if self.bind_runner is not None:
 
                 def done(st: Status | None) -> None:
-                    self._binding_done(state, fw, result, qpi, self._bound(pod, host, st))
+                    self._binding_done(state, fw, result, qpi, self._bound(pod, host, st), start)
                     self._run_after_cycle()
 
                 if self.bind_caller is not None and self._binds_by_default(fw, pod):
@@ -734,13 +716,19 @@ class Scheduler:
                     self.bind_runner(pod, host, lambda: self._run_binders(fw, state, pod, host), done)
                 return
             s = self._bind(fw, state, pod, host)
-        self._binding_done(state, fw, result, qpi, s)
+        self._binding_done(state, fw, result, qpi, s, start)
 
     def _binding_done(
-        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo, s: Status | None
+        self,
+        state: CycleState,
+        fw: Framework,
+        result: ScheduleResult,
+        qpi: QueuedPodInfo,
+        s: Status | None,
+        start: float,
     ) -> None:
         if s is not None and s.code != Code.SUCCESS:
-            self._handle_binding_cycle_error(state, fw, qpi, result, s)
+            self._handle_binding_cycle_error(state, fw, qpi, result, s, start)
             return
         info(
             log,
@@ -751,7 +739,7 @@ class Scheduler:
             evaluatedNodes=result.evaluated_nodes,
             feasibleNodes=result.feasible_nodes,
         )
-        self.metrics.observe_scheduled(fw.profile_name, qpi.attempts, self._attempt_seconds(qpi))
+        self.metrics.observe_scheduled(fw.profile_name, qpi.attempts, perf_counter() - start)
         fw.run_post_bind_plugins(state, qpi.pod_info, result.suggested_host)
 
     def _bind(self, fw: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
@@ -795,7 +783,7 @@ class Scheduler:
         return s
 
     def _handle_binding_cycle_error(
-        self, state: CycleState, fw: Framework, qpi: QueuedPodInfo, result: ScheduleResult, s: Status
+        self, state: CycleState, fw: Framework, qpi: QueuedPodInfo, result: ScheduleResult, s: Status, start: float
     ) -> None:
         pod = qpi.pod_info
         fw.run_reserve_plugins_unreserve(state, pod, result.suggested_host)
@@ -814,30 +802,30 @@ class Scheduler:
                 )
             else:
                 q.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod.pod, None)
-        self.handle_scheduling_failure(fw, qpi, s, CLEAR_NOMINATED_NODE)
+        self.handle_scheduling_failure(fw, qpi, s, CLEAR_NOMINATED_NODE, start)
 
     def resume_parked(self) -> bool:
         """Finish the binding cycles of pods whose Permit wait ended (allowed, rejected or timed out)."""
         now = self.now()
         progressed = False
-        still: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo]] = []
-        for fw, state, result, qpi in self._parked:
+        still: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo, float]] = []
+        for fw, state, result, qpi, start in self._parked:
             wp = fw.waiting_pods.get(qpi.uid)
             if wp is not None:
                 wp.expire(now)
             if wp is None or wp.is_resolved():
-                self._finish_binding_cycle(state, fw, result, qpi)
+                self._finish_binding_cycle(state, fw, result, qpi, start)
                 self._run_after_cycle()
                 self.sync()
                 progressed = True
             else:
-                still.append((fw, state, result, qpi))
+                still.append((fw, state, result, qpi, start))
         self._parked = still
         return progressed
 
     def next_permit_deadline(self) -> float | None:
         deadlines = []
-        for fw, _state, _result, qpi in self._parked:
+        for fw, _state, _result, qpi, _start in self._parked:
             wp = fw.waiting_pods.get(qpi.uid)
             if wp is not None:
                 d = wp.next_deadline()
@@ -848,14 +836,10 @@ class Scheduler:
     def has_parked(self) -> bool:
         return bool(self._parked)
 
-    def _attempt_seconds(self, qpi: QueuedPodInfo) -> float:
-        a = self.attempts.get(qpi.pod_info.key)
-        return perf_counter() - a.started if a is not None else 0.0
-
     # ------------------------------------------------------------ failures
 
     def handle_scheduling_failure(
-        self, fw: Framework, qpi: QueuedPodInfo, status: Status, nominating: NominatingInfo | None
+        self, fw: Framework, qpi: QueuedPodInfo, status: Status, nominating: NominatingInfo | None, start: float
     ) -> None:
         q = self.queue
         assert q is not None
@@ -866,14 +850,9 @@ class Scheduler:
         if isinstance(err, FitError):
             qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(err.diagnosis.pending_plugins)
-        self.metrics.observe_failure(fw.profile_name, reason, self._attempt_seconds(qpi))
-        attempt = self.attempts.get(qpi.pod_info.key) or Attempt(qpi.pod_info.key, self.now())
-        self.attempts[qpi.pod_info.key] = attempt
-        attempt.node = ""
-        attempt.clear_scores()
-        attempt.message = msg
-        attempt.reason = reason
-        self._attempt_done(attempt)
+        self.metrics.observe_failure(fw.profile_name, reason, perf_counter() - start)
+        if self.observer is not None:
+            self.observer.attempt_failed(qpi.pod_info, reason, msg, self.now())
         ref = kobj(qpi.pod_info.key)
         if isinstance(err, FitError):
             info(log, 2, "Unable to schedule pod; no fit; waiting", pod=ref, err=msg)

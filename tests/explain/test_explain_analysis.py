@@ -283,7 +283,7 @@ def test_sampling_scores_exactly_the_nodes_the_cycle_scored() -> None:
     assert s.examined[0] == "n050"
     sim = Simulation(sc)
     sim.run()
-    attempt = sim.scheduler.attempts["default/p2"]
+    attempt = sim.attempts["default/p2"]
     assert {x.name: x.total for x in c.scores} == attempt.scores
     assert ex.winner is not None and ex.winner.node == attempt.node
     assert ex.winner.tied == sorted(attempt.tied)
@@ -338,7 +338,7 @@ def test_gated_pod_was_never_attempted() -> None:
 def _explain_all(sc: Any) -> tuple[Any, dict[str, Analyzer], Simulation]:
     sim = Simulation(sc)
     keys = [f"{m.obj.metadata.namespace or 'default'}/{m.obj.metadata.name}" for m in sc.pending_pods()]
-    analyzers = {k: Analyzer(sim.scheduler, k) for k in keys}
+    analyzers = {k: Analyzer(sim.scheduler, k, sim.attempts) for k in keys}
 
     def hook(fw: Framework, qpi: QueuedPodInfo) -> None:
         a = analyzers.get(qpi.pod_info.key)
@@ -364,7 +364,7 @@ def test_random_clusters_same_outcome_and_explanations_agree_with_the_cycle(seed
         cap = analyzers[o.key].capture
         if cap is None:
             continue
-        attempt = sim.scheduler.attempts[o.key]
+        attempt = sim.attempts[o.key]
         if o.nominated_node and o.status in ("Scheduled", "Unschedulable"):
             # The dry run of the attempt that preempted named the node the scheduler nominated.
             dry = [e.preemption for e in analyzers[o.key].earlier] + [cap.preemption]

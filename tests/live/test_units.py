@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from kubesched.api.core import PodCondition
+from kubesched.cluster.store import FINAL_STATE_UNKNOWN
 from kubesched.live.client import merge_diff, pod_status_patch
 from kubesched.live.errors import ApiError
 from kubesched.live.events import event_key, make_event, micro_time
@@ -89,6 +90,8 @@ def test_mirror_apply_and_replace() -> None:
     store = MirrorStore()
     seen: list[tuple[str, str]] = []
     store.subscribe("Pod", lambda et, old, new: seen.append((et, (new or old).metadata.name)))
+    missed: list[str] = []
+    store.subscribe("Pod", lambda et, old, new: new is FINAL_STATE_UNKNOWN and missed.append(old.metadata.name))
 
     def pod(name: str, rv: str, uid: str = "") -> object:
         p = make_pod(name)
@@ -113,6 +116,7 @@ def test_mirror_apply_and_replace() -> None:
         ("DELETED", "b"),
         ("ADDED", "b"),
     ]
+    assert missed == ["a", "b"]  # found gone by a relist, not seen deleted by a watch
 
 
 def test_token_bucket_limits_rate() -> None:
@@ -178,3 +182,79 @@ def test_an_event_is_written_again_only_when_the_server_was_not_reached(error: A
     ev = make_event(reg, None, "Warning", "FailedScheduling", "Scheduling", "note", "sched")
     done = asyncio.run(EventBroadcaster(FailingRest())._write(ev))  # type: ignore[arg-type]
     assert done is not again
+
+
+def test_broadcaster_drops_single_events_that_can_no_longer_repeat() -> None:
+    """An event about a pod at a resourceVersion the pod left, or about a deleted pod, cannot aggregate again."""
+    from kubesched.live.events import EventBroadcaster
+
+    calls: list[tuple[str, dict]] = []
+
+    class FakeRest:
+        async def call(self, method: str, path: str, *, body: dict, **_: object) -> dict:
+            calls.append((method, body))
+            return body
+
+    def failed(rv: str, note: str) -> dict:
+        reg = {"kind": "Pod", "name": "p", "namespace": "ns", "uid": "u", "apiVersion": "v1", "resourceVersion": rv}
+        return make_event(reg, None, "Warning", "FailedScheduling", "Scheduling", note, "sched")
+
+    async def scenario() -> EventBroadcaster:
+        b = EventBroadcaster(FakeRest())  # type: ignore[arg-type]
+        b.record(failed("1", "a"))
+        b.record(failed("2", "b"))
+        b.record(failed("2", "c"))  # the same pod, unchanged: a series (count 2)
+        b.forget("u", "2")  # the pod is at 2: the event about 1 goes, the series stays
+        assert len(b.cache) == 1
+        b.record(failed("2", "d"))  # still aggregates: count 3
+        b.record(failed("3", "e"))
+        b.record(failed("3", "f"))
+        b.record(failed("4", "g"))
+        b.forget("u", "")  # deleted: the single event about 4 goes; both series stay for their final write
+        assert len(b.cache) == 2
+        await b.flush(1.0)
+        return b
+
+    asyncio.run(scenario())
+    writes = [(m, body.get("note"), (body.get("series") or {}).get("count")) for m, body in calls]
+    assert ("POST", "g", None) in writes  # every event was written once, the dropped ones too
+    finals = sorted(count for m, _, count in writes[-2:] if m == "PATCH")
+    assert finals == [2, 3]
+
+
+def test_a_pod_bound_and_deleted_while_unwatched_frees_its_node() -> None:
+    """A relist finds a pod gone that we bound but never saw bound: its capacity comes back, nothing is kept."""
+    from kubesched.config import default_configuration
+    from kubesched.live.mirror import MirrorCluster
+    from kubesched.scheduler import Scheduler
+    from kubesched.testing import make_node
+
+    mirror = MirrorStore()
+
+    class Client:
+        def __init__(self) -> None:
+            self.bound: list[str] = []
+
+        def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
+            self.bound.append(name)  # the API answers 201; the watch that would show it is down
+
+        def get_pod(self, namespace: str, name: str) -> object:
+            return mirror.find("Pod", f"{namespace}/{name}")
+
+        def record_event(self, *args: object) -> None:
+            pass
+
+        def update_pod_status(self, *args: object, **kwargs: object) -> None:
+            pass
+
+    client = Client()
+    sched = Scheduler(MirrorCluster(mirror, client), default_configuration(), clock=time.monotonic)
+    mirror.replace("Node", [make_node("n1", cpu="2")])
+    mirror.apply("Pod", "ADDED", make_pod("first", cpu="2"))
+    assert sched.schedule_one() and client.bound == ["first"]
+    assert sched.cache.is_assumed("uid-default-first")
+    mirror.replace("Pod", [])  # the watch expired; the new LIST no longer has it
+    sched.sync()
+    assert not sched.cache.pod_states and not sched.cache.assumed
+    mirror.apply("Pod", "ADDED", make_pod("second", cpu="2"))
+    assert sched.schedule_one() and client.bound == ["first", "second"]

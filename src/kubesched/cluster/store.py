@@ -28,6 +28,24 @@ DELETED = "DELETED"
 Handler = Callable[[str, Any, Any], None]
 
 
+class _FinalStateUnknown:
+    """The `new` of a DELETED event that a relist found rather than a watch saw (see FINAL_STATE_UNKNOWN)."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        return False  # `new or old` still reads the deleted object
+
+    def __repr__(self) -> str:
+        return "FINAL_STATE_UNKNOWN"
+
+
+# A handler's `new` is None for a DELETED event, except when the deletion was missed and a relist found the
+# object gone (client-go's DeletedFinalStateUnknown): then it is FINAL_STATE_UNKNOWN, and `old`, the last state
+# seen, may be stale (a pod bound meanwhile still looks unbound). Only a live cluster's mirror emits it.
+FINAL_STATE_UNKNOWN: Any = _FinalStateUnknown()
+
+
 class NotFound(KeyError):
     """The object does not exist (HTTP 404)."""
 

@@ -14,7 +14,7 @@ from kubesched.errors import InputError
 from kubesched.explain.analyze import Analyzer
 from kubesched.explain.claims import ClaimOnNode, devices_of
 from kubesched.explain.model import Capture, Explanation, NodeScore, Outcome, Winner
-from kubesched.scheduler import Attempt
+from kubesched.simulate.attempts import Attempt
 from kubesched.simulate.scenario import Manifest, Scenario
 
 __all__ = ["Explanation", "explain", "resolve_pod"]
@@ -59,7 +59,7 @@ def explain(
     m = resolve_pod(scenario, ref)
     key = f"{m.obj.metadata.namespace or 'default'}/{m.obj.metadata.name}"
     sim = Simulation(scenario, config, seed=seed, config_source=config_source)
-    analyzer = Analyzer(sim.scheduler, key)
+    analyzer = Analyzer(sim.scheduler, key, sim.attempts)
     sim.scheduler.before_cycle = analyzer
     result = sim.run()
     o = next(r for r in result.results if r.key == key)
@@ -69,7 +69,7 @@ def explain(
         why = "it is gated (spec.schedulingGates)" if o.status == "SchedulingGated" else "no profile schedules it"
         ex.notes.append(f"the scheduler never tried this pod: {why}")
         return ex
-    attempt = sim.scheduler.attempts.get(key)
+    attempt = sim.attempts.get(key)
     ex.winner = winner(analyzer.capture, attempt)
     ex.claims = landed_claims(analyzer.capture, o.node)
     if o.status == "Scheduled" and ex.claims:

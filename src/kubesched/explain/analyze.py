@@ -18,7 +18,8 @@ so the plugin named first is the one in the FailedScheduling message.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,13 +48,18 @@ from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.plugins import names
 from kubesched.scheduler import ERR_NO_NODES_AVAILABLE, Scheduler, num_feasible_nodes_to_find
 
+if TYPE_CHECKING:
+    from kubesched.simulate.attempts import Attempt
+
 
 class Analyzer:
     """Installed as `before_cycle` on a scheduler; keeps the analysis of the target pod's latest attempt."""
 
-    def __init__(self, sched: Scheduler, pod_key: str) -> None:
+    def __init__(self, sched: Scheduler, pod_key: str, attempts: Mapping[str, Attempt]) -> None:
+        """`attempts`: the recorded attempts (Simulation.attempts), where the earlier attempts' outcomes are read."""
         self.sched = sched
         self.pod_key = pod_key
+        self.recorded = attempts
         self.attempts = 0
         self.capture: Capture | None = None
         self.earlier: list[EarlierAttempt] = []
@@ -64,7 +70,7 @@ class Analyzer:
         self.attempts += 1
         prev = self.capture
         if prev is not None:
-            a = self.sched.attempts.get(self.pod_key)
+            a = self.recorded.get(self.pod_key)
             self.earlier.append(
                 EarlierAttempt(prev.attempt, a.node if a else "", a.message if a else "", prev.preemption)
             )

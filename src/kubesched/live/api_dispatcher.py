@@ -213,7 +213,7 @@ class ApiDispatcher:
         # One wake-up of the loop for all the calls added while it was busy.
         if not self._kick_due:
             self._kick_due = True
-            self.io.call_soon(self._spawn)
+            self.io.call_batched(self._spawn)
 
     def _spawn(self) -> None:
         self._kick_due = False

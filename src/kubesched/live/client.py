@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from datetime import UTC, datetime
@@ -77,8 +76,6 @@ class LiveClient:
         self.events = events
         self.dispatcher = ApiDispatcher(rest, io, parallelism)
         self._fetched: dict[tuple[str, str], Any] = {}
-        self._events_out: deque[dict[str, Any]] = deque()
-        self._events_flush_due = False
 
     @property
     def pending_writes(self) -> int:
@@ -176,18 +173,7 @@ class LiveClient:
             "Event occurred",
             extra={"object": regarding, "kind": "Pod", "type": type_, "reason": reason, "action": action, "note": note},
         )
-        # Handed over in batches: one wake-up of the loop for all the events recorded while it was busy.
-        self._events_out.append(ev)
-        if not self._events_flush_due:
-            self._events_flush_due = True
-            self.io.call_soon(self._flush_events)
-
-    def _flush_events(self) -> None:
-        """On the loop: every event recorded since the last flush goes to the broadcaster."""
-        self._events_flush_due = False
-        out = self._events_out
-        while out:
-            self.events.record(out.popleft())
+        self.io.call_batched(self.events.record, ev)
 
     # ------------------------------------------------------------ other objects (plugins)
 

@@ -9,6 +9,14 @@ is not written again. Its second occurrence turns it into a series (PATCH
 series.count=2); later ones only bump the count locally, written when the series
 goes quiet (6 min) or every 30 min. So a pod retried a thousand times makes a
 handful of writes, not a thousand.
+
+The cache holds the events of the last 6 minutes, but an event can only
+repeat while the pod it is about stays as it was: the scheduler refers to a pod
+as its informer holds it (uid and resourceVersion), and to a pod it no longer
+has without a uid. So once a pod changes (it was bound) or goes away, its
+single events leave the cache at once (`forget`) instead of 6 minutes later, and
+a scheduler churning through pods holds none of them. Series stay until their
+final count is written.
 """
 
 from __future__ import annotations
@@ -117,6 +125,8 @@ class EventBroadcaster:
         self.refresh_time = refresh_time
         self.cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._observed: dict[tuple[Any, ...], float] = {}
+        # uid of the regarding object -> the keys of its cached events (see forget).
+        self._by_uid: dict[str, set[tuple[Any, ...]]] = {}
         self.in_flight = 0
         self.dropped = 0
         self.written = 0
@@ -137,7 +147,41 @@ class EventBroadcaster:
             self._spawn(_copy(cached))
             return
         self.cache[key] = ev
+        uid = ev.get("regarding", {}).get("uid")
+        if uid:
+            self._by_uid.setdefault(uid, set()).add(key)
         self._spawn(_copy(ev))
+
+    def forget(self, uid: str, resource_version: str = "") -> None:
+        """The object `uid` is now at `resource_version` ("": gone): drop its single events about other versions.
+
+        Its series stay, for their final write (finish_series).
+        """
+        keys = self._by_uid.get(uid)
+        if keys is None:
+            return
+        for key in list(keys):
+            ev = self.cache.get(key)
+            if ev is None:
+                keys.discard(key)
+            elif ev.get("series") is None and (
+                not resource_version or ev["regarding"].get("resourceVersion") != resource_version
+            ):
+                del self.cache[key]
+                self._observed.pop(key, None)
+                keys.discard(key)
+        if not keys:
+            del self._by_uid[uid]
+
+    def _evict(self, key: tuple[Any, ...]) -> None:
+        ev = self.cache.pop(key, None)
+        self._observed.pop(key, None)
+        uid = ev.get("regarding", {}).get("uid") if ev is not None else None
+        keys = self._by_uid.get(uid) if uid else None
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del self._by_uid[uid]
 
     def _spawn(self, ev: dict[str, Any]) -> None:
         if self.in_flight >= MAX_QUEUED_EVENTS:
@@ -203,8 +247,7 @@ class EventBroadcaster:
                 continue
             if ev.get("series") is not None and not await self._write(_copy(ev)):
                 continue
-            self.cache.pop(key, None)
-            self._observed.pop(key, None)
+            self._evict(key)
 
     async def refresh_series(self) -> None:
         for ev in list(self.cache.values()):

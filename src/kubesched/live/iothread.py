@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+from collections import deque
 from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -24,6 +25,8 @@ class IoLoop:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="kubesched-io", daemon=True)
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._batch: deque[tuple[Any, tuple[Any, ...]]] = deque()
+        self._batch_due = False
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -56,6 +59,25 @@ class IoLoop:
 
     def call_soon(self, fn: Any, *args: Any) -> None:
         self.loop.call_soon_threadsafe(fn, *args)
+
+    def call_batched(self, fn: Any, *args: Any) -> None:
+        """call_soon for frequent small calls: those made while the loop is busy run together, in order, after
+        one wake-up (waking the loop is a write to its self-pipe: a system call per event adds up)."""
+        self._batch.append((fn, args))
+        if not self._batch_due:
+            self._batch_due = True
+            self.loop.call_soon_threadsafe(self._run_batch)
+
+    def _run_batch(self) -> None:
+        self._batch_due = False
+        batch = self._batch
+        while batch:
+            fn, args = batch.popleft()
+            try:
+                fn(*args)
+            except Exception as err:  # noqa: BLE001 - one failing call must not lose the others
+                name = getattr(fn, "__qualname__", repr(fn))
+                log.error("Callback failed", extra={"callback": name, "err": repr(err)})
 
     def stop(self) -> None:
         async def cancel_all() -> None:

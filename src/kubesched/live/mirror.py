@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.cluster.clock import Clock
-from kubesched.cluster.store import ADDED, DELETED, MODIFIED, ClusterStore, object_key
+from kubesched.cluster.store import ADDED, DELETED, FINAL_STATE_UNKNOWN, MODIFIED, ClusterStore, object_key
 
 
 class MirrorStore(ClusterStore):
@@ -42,19 +42,19 @@ class MirrorStore(ClusterStore):
         if old.metadata.uid and obj.metadata.uid and old.metadata.uid != obj.metadata.uid:
             # Deleted and re-created under the same name while we were not watching.
             bucket[key] = obj
-            self._emit(kind, DELETED, old, None)
+            self._emit(kind, DELETED, old, FINAL_STATE_UNKNOWN)
             self._emit(kind, ADDED, None, obj)
             return
         bucket[key] = obj
         self._emit(kind, MODIFIED, old, obj)
 
     def replace(self, kind: str, objs: list[Any], resource_version: str = "") -> None:
-        """A fresh LIST: what is gone is deleted, what is new added, what changed modified."""
+        """A fresh LIST: what is gone is deleted (FINAL_STATE_UNKNOWN), what is new added, what changed modified."""
         bucket = self.objects.setdefault(kind, {})
         fresh = {object_key(o): o for o in objs}
         for key in [k for k in bucket if k not in fresh]:
             old = bucket.pop(key)
-            self._emit(kind, DELETED, old, None)
+            self._emit(kind, DELETED, old, FINAL_STATE_UNKNOWN)
         for obj in fresh.values():
             self.apply(kind, MODIFIED, obj)
         if resource_version:

@@ -30,6 +30,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from kubesched.api.decode import KINDS
 from kubesched.cluster.clock import RealClock
+from kubesched.cluster.store import DELETED, MODIFIED
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.live.binder import BINDING_CYCLES_MAX, BindPool
 from kubesched.live.client import LiveClient
@@ -141,6 +142,13 @@ class LiveScheduler:
 
     # ------------------------------------------------------------ hooks
 
+    def _on_pod(self, etype: str, old: Any, new: Any) -> None:
+        """A pod changed or left: its events about what it was can no longer repeat (EventBroadcaster.forget)."""
+        if etype == MODIFIED:
+            self.io.call_batched(self.events.forget, new.metadata.uid, new.metadata.resource_version)
+        elif etype == DELETED:
+            self.io.call_batched(self.events.forget, old.metadata.uid, "")
+
     def _bind_runner(self, pod: Any, node: str, work: Any, done: Any) -> None:
         self.pool.submit(pod, node, work, done)
 
@@ -177,9 +185,11 @@ class LiveScheduler:
     def _build_scheduler(self) -> None:
         from kubesched.scheduler import Scheduler
 
+        # No AttemptObserver: a long-running scheduler keeps no record of attempts (scheduler.AttemptObserver).
         self.sched = Scheduler(self.cluster, self.config, clock=self.clock.now, seed=self.seed, registry=self.registry)
         self.sched.log_errors = True
         self.sched.metrics.registry.register(self._collector)
+        self.mirror.subscribe("Pod", self._on_pod)
         if hasattr(self.sched, "bind_runner"):
             self.sched.bind_runner = self._bind_runner
             self.sched.bind_caller = self._bind_caller
@@ -388,6 +398,18 @@ class _RunnerCollector:
         for call_type, n in sorted(r.client.dispatcher.pending_by_type().items()):
             waiting.add_metric([call_type], float(n))
         yield waiting
+        sched = r.sched
+        if sched is not None:
+            # Read at scrape time; upstream's cache sets it every second (cleanupAssumedPods).
+            cache = GaugeMetricFamily(
+                "scheduler_scheduler_cache_size",
+                "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                labels=["type"],
+            )
+            cache.add_metric(["assumed_pods"], len(sched.cache.assumed))
+            cache.add_metric(["pods"], len(sched.cache.pod_states))
+            cache.add_metric(["nodes"], len(sched.cache.nodes))
+            yield cache
         binds = CounterMetricFamily("kubesched_binds", "Number of binding API calls by result.", labels=["result"])
         binds.add_metric(["success"], float(r.pool.bound))
         binds.add_metric(["error"], float(r.pool.failed))

@@ -1,8 +1,10 @@
 """The served cluster: store, API client and controllers, on the real clock.
 
-Like EmbeddedCluster, plus: events recorded by the built-in scheduler are also
+Like EmbeddedCluster, plus: events recorded by the built-in scheduler are
 stored as events.k8s.io/v1 Events (aggregated into series as client-go does),
-so `kubectl get events` shows them; and kube-controller-manager's resourceclaim
+so `kubectl get events` shows them, and only there (not in the embedded
+client's report list, which would keep every event of a server that runs for
+weeks); and kube-controller-manager's resourceclaim
 controller runs (serve/claims.py), so pods using ResourceClaimTemplates get
 their claims as in a cluster.
 """
@@ -11,27 +13,30 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.cluster.client import EmbeddedClient
 from kubesched.cluster.embedded import EmbeddedCluster
-from kubesched.cluster.store import Conflict
+from kubesched.cluster.store import Conflict, NotFound
 from kubesched.live.events import event_key, make_event, micro_time, object_reference
 from kubesched.serve.claims import ResourceClaimController
-from kubesched.serve.storage import DEFAULT_HISTORY, SecondsClock, ServedStore
+from kubesched.serve.storage import DEFAULT_EVENT_TTL, DEFAULT_HISTORY, SecondsClock, ServedStore
 
 SERIES_WRITE_PERIOD = 5.0
+# An event not repeated for this long starts afresh (client-go's event cache keeps one this long, too).
+SERIES_WINDOW = 6 * 60.0
 
 
 class ServedClient(EmbeddedClient):
     def __init__(self, store: ServedStore) -> None:
         super().__init__(store)
         self.served = store
-        self._series: dict[tuple[Any, ...], tuple[str, float]] = {}
+        # Event key -> (stored event's key, its last series write, its last occurrence), least recent first.
+        self._series: OrderedDict[tuple[Any, ...], tuple[str, float, float]] = OrderedDict()
 
     def record_event(self, type_: str, reason: str, action: str, note: str, regarding: str, related: str = "") -> None:
-        super().record_event(type_, reason, action, note, regarding, related)
         pod = self.served.get_raw("Pod", regarding)
         reg = object_reference("Pod", pod) if pod else {"kind": "Pod", "apiVersion": "v1", "name": regarding}
         rel_raw = self.served.get_raw("Pod", related) if related else None
@@ -40,33 +45,36 @@ class ServedClient(EmbeddedClient):
         controller = (source.get("spec") or {}).get("schedulerName") or "default-scheduler"
         ev = make_event(reg, rel, type_, reason, action, note, controller, datetime.now(UTC))
         key = event_key(ev)
-        seen = self._series.get(key)
-        if seen is None:
+        now = time.monotonic()
+        self.served.expire_events()
+        while self._series and next(iter(self._series.values()))[2] < now - SERIES_WINDOW:
+            self._series.popitem(last=False)
+        seen = self._series.pop(key, None)
+        cur = self.served.get_raw("Event", seen[0]) if seen is not None else None
+        if seen is None or cur is None:  # new, quiet for the window, or expired (event TTL)
             with contextlib.suppress(Conflict):  # two events in the same nanosecond: keep the first
                 self.served.create_raw("Event", ev)
-            self._series[key] = (f"{ev['metadata']['namespace']}/{ev['metadata']['name']}", 0.0)
+            self._series[key] = (f"{ev['metadata']['namespace']}/{ev['metadata']['name']}", 0.0, now)
             return
-        ev_key, last_write = seen
-        cur = self.served.get_raw("Event", ev_key)
-        if cur is None:
-            return
+        ev_key, last_write, _ = seen
         series = dict(cur.get("series") or {"count": 1})
         series["count"] = int(series.get("count", 1)) + 1
         series["lastObservedTime"] = micro_time(datetime.now(UTC))
-        now = time.monotonic()
         if series["count"] == 2 or now - last_write >= SERIES_WRITE_PERIOD:
-            self.served.update_raw("Event", {**cur, "series": series, "metadata": dict(cur["metadata"])})
-            self._series[key] = (ev_key, now)
+            with contextlib.suppress(NotFound):  # expired just now (a TTL shorter than the window)
+                self.served.update_raw("Event", {**cur, "series": series, "metadata": dict(cur["metadata"])})
+            last_write = now
         else:
             cur["series"] = series
+        self._series[key] = (ev_key, last_write, now)
 
 
 class ServedCluster(EmbeddedCluster):
     """The embedded cluster on a wall clock, with a store that keeps history for watches."""
 
-    def __init__(self, history: int = DEFAULT_HISTORY) -> None:
+    def __init__(self, history: int = DEFAULT_HISTORY, event_ttl: float = DEFAULT_EVENT_TTL) -> None:
         self.clock = SecondsClock()  # type: ignore[assignment]
-        self.store = ServedStore(self.clock, history)
+        self.store = ServedStore(self.clock, history, event_ttl)
         self.client = ServedClient(self.store)
         self._start_controllers()
 

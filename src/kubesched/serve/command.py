@@ -20,6 +20,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tls-cert-file", help="serve HTTPS with this certificate (PEM; also the kubeconfig's CA)")
     p.add_argument("--tls-private-key-file", help="the certificate's private key (PEM)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--event-ttl",
+        type=seconds(positive=True),
+        default=3600.0,
+        help="seconds an event is kept after its last write (kube-apiserver's --event-ttl; default 3600)",
+    )
     p.add_argument("--logging-format", choices=("text", "json"), default="text")
     p.add_argument(
         "-v",

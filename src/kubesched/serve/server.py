@@ -164,7 +164,7 @@ def serve(args: argparse.Namespace) -> int:
     for line in scenario.notes:
         print(line, file=sys.stderr)
     config = None if args.no_scheduler else _config(args, scenario)
-    cluster = ServedCluster(history=args.history)
+    cluster = ServedCluster(history=args.history, event_ttl=args.event_ttl)
     load_cluster(cluster, scenario)
     cluster.store.deliver()
     try:

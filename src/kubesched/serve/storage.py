@@ -8,14 +8,21 @@ typed view is written into the JSON. Kinds without a struct (Events, Leases)
 are kept as JSON only. One resourceVersion counter orders every change; the
 last `history` changes are kept so that a watch can resume from a recent
 resourceVersion, and an older one gets 410 Gone.
+
+Events expire `event_ttl` after their last write, as the API server's
+(`--event-ttl`, 1 h: etcd leases): a server that runs a scheduler for weeks
+holds the last hour's events, not every event it ever stored. Expired events
+are deleted (watchers see DELETED) whenever an event is written or the
+built-in scheduler records one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -30,6 +37,8 @@ from kubesched.serve.patch import merge_patch
 from kubesched.serve.selectors import Matcher
 
 DEFAULT_HISTORY = 10_000
+# kube-apiserver's --event-ttl default.
+DEFAULT_EVENT_TTL = 3600.0
 
 
 class SecondsClock(RealClock):
@@ -82,7 +91,9 @@ class Watcher:
 
 
 class ServedStore(ClusterStore):
-    def __init__(self, clock: RealClock | None = None, history: int = DEFAULT_HISTORY) -> None:
+    def __init__(
+        self, clock: RealClock | None = None, history: int = DEFAULT_HISTORY, event_ttl: float = DEFAULT_EVENT_TTL
+    ) -> None:
         super().__init__(clock or SecondsClock())
         self.raw: dict[str, dict[str, dict[str, Any]]] = {}
         self.changes: deque[Change] = deque()
@@ -93,6 +104,9 @@ class ServedStore(ClusterStore):
         # JSON bodies from clients, consumed by the next typed write of the same object.
         self.incoming: dict[tuple[str, str], dict[str, Any]] = {}
         self.on_change: list[Any] = []
+        self.event_ttl = event_ttl
+        # Event key -> when it expires (time.monotonic()), soonest first: each write moves it to the end.
+        self._event_expiry: OrderedDict[str, float] = OrderedDict()
 
     # ------------------------------------------------------------ versions and log
 
@@ -182,6 +196,8 @@ class ServedStore(ClusterStore):
     # ------------------------------------------------------------ JSON-only kinds (Events, Leases)
 
     def create_raw(self, kind: str, raw: dict[str, Any]) -> dict[str, Any]:
+        if kind == "Event":
+            self.expire_events()
         meta = raw.setdefault("metadata", {})
         key = _raw_key(raw)
         bucket = self.raw.setdefault(kind, {})
@@ -196,10 +212,13 @@ class ServedStore(ClusterStore):
             }
         )
         bucket[key] = raw
+        self._touch(kind, key)
         self._record(kind, ADDED, None, raw, rv)
         return raw
 
     def update_raw(self, kind: str, raw: dict[str, Any]) -> dict[str, Any]:
+        if kind == "Event":
+            self.expire_events()
         key = _raw_key(raw)
         old = self.raw.get(kind, {}).get(key)
         if old is None:
@@ -215,6 +234,7 @@ class ServedStore(ClusterStore):
             }
         )
         self.raw[kind][key] = raw
+        self._touch(kind, key)
         self._record(kind, MODIFIED, old, raw, rv)
         return raw
 
@@ -222,11 +242,27 @@ class ServedStore(ClusterStore):
         old = self.raw.get(kind, {}).pop(key, None)
         if old is None:
             raise NotFound(kind, key)
+        if kind == "Event":
+            self._event_expiry.pop(key, None)
         rv = self._next_rv()
         final = copy.deepcopy(old)
         final.setdefault("metadata", {})["resourceVersion"] = str(rv)
         self._record(kind, DELETED, final, None, rv)
         return old
+
+    def _touch(self, kind: str, key: str) -> None:
+        if kind == "Event":
+            self._event_expiry[key] = time.monotonic() + self.event_ttl
+            self._event_expiry.move_to_end(key)
+
+    def expire_events(self) -> None:
+        """Delete the events whose TTL is over (watchers see DELETED)."""
+        now = time.monotonic()
+        while self._event_expiry:
+            key, at = next(iter(self._event_expiry.items()))
+            if at > now:
+                return
+            self.delete_raw("Event", key)  # drops it from _event_expiry too
 
 
 def _raw_key(raw: dict[str, Any]) -> str:

@@ -24,7 +24,8 @@ from kubesched.errors import InputError
 from kubesched.framework.profile import FrameworkError
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.registry import Registry
-from kubesched.scheduler import Attempt, Scheduler
+from kubesched.scheduler import Scheduler
+from kubesched.simulate.attempts import Attempt, AttemptRecorder
 from kubesched.simulate.scenario import Manifest, Scenario
 
 # A run that keeps scheduling at one instant beyond this many attempts (and per pod) is a livelock.
@@ -98,12 +99,19 @@ class Simulation:
             if config is not None and config_source is not None:
                 raise InputError(config_source, str(err)) from None
             raise InputError(scenario.source, str(err), "Scenario", "config") from None
-        self.scheduler.keep_scores = keep_scores
+        # What the results report (each pod's last attempt, its scores): recorded here, not by the Scheduler.
+        self.recorder = AttemptRecorder(keep_scores)
+        self.scheduler.observer = self.recorder
         for fw in self.scheduler.profiles.values():
             pre = fw.plugins_by_name.get("DefaultPreemption")
             if pre is not None:
                 pre.evaluator.on_victim = self._on_victim  # type: ignore[attr-defined]
         self.scheduler.sync()
+
+    @property
+    def attempts(self) -> dict[str, Attempt]:
+        """Each pod's last scheduling attempt, by pod key."""
+        return self.recorder.attempts
 
     def _on_victim(self, victim: PodInfo, preemptor: PodInfo, node: str) -> None:
         self.deleted.append(victim.key)
@@ -225,7 +233,7 @@ class Simulation:
         queued.sort(key=lambda qp: (-qp.attempts, qp.pod_info.key))
         shown = []
         for qp in queued[:3]:
-            last = self.scheduler.attempts.get(qp.pod_info.key)
+            last = self.recorder.attempts.get(qp.pod_info.key)
             why = f": {last.message}" if last is not None and last.message else ""
             shown.append(f"{qp.pod_info.key} ({qp.attempts} attempts{why})")
         return InputError(
@@ -243,7 +251,7 @@ class Simulation:
             ns = m.obj.metadata.namespace or "default"
             key = f"{ns}/{m.obj.metadata.name}"
             pod = store.find("Pod", key)
-            attempt = self.scheduler.attempts.get(key)
+            attempt = self.recorder.attempts.get(key)
             if pod is None:
                 # Only preemption deletes pods in a simulation: the pod ran, then was evicted. Upstream
                 # reports what the pod carried then (a preemptor keeps status.nominatedNodeName after
@@ -283,5 +291,5 @@ class Simulation:
             o.tied_nodes = attempt.tied or None
 
     def _last_node(self, key: str) -> str | None:
-        a = self.scheduler.attempts.get(key)
+        a = self.recorder.attempts.get(key)
         return a.node if a is not None and a.node else None

@@ -7,7 +7,11 @@ object stays visible until the API object moves past the resourceVersion it
 was assumed at (the write arrived) or it is restored (Unreserve).
 
 The informer's copy is read from the lister on every access, so there are no
-event handlers to keep in sync.
+event handlers to keep in sync. Without upstream's delete handler, an assumed
+claim whose object goes away (a pod's ephemeral volume, deleted with it) would
+stay until someone asked for its key again: `assume` sweeps the assumptions
+that are over whenever their number has doubled, so a scheduler that sees
+claims come and go for months keeps only the live ones.
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ class ObjectNotFoundError(LookupError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+# Assumptions held before the first sweep (see AssumeCache._sweep).
+_SWEEP_MIN = 256
 
 
 def _version(obj: Any) -> int:
@@ -51,6 +59,7 @@ class AssumeCache:
         self._key_of = key_of
         self._index_of = index_of
         self._assumed: dict[str, Any] = {}
+        self._sweep_at = _SWEEP_MIN
 
     def _latest(self, key: str, api: Any) -> Any:
         assumed = self._assumed.get(key)
@@ -95,6 +104,15 @@ class AssumeCache:
         if new_v < stored_v:
             raise ValueError(f"{self._type_name} {go_quote(key)} is out of sync (stored: {stored_v}, assume: {new_v})")
         self._assumed[key] = obj
+        if len(self._assumed) >= self._sweep_at:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Forget every assumption that is over (the API object moved past it, or is gone)."""
+        lister = self._lister()
+        for key in list(self._assumed):
+            self._latest(key, lister.get(key))
+        self._sweep_at = max(_SWEEP_MIN, 2 * len(self._assumed))
 
     def restore(self, key: str) -> None:
         """Drop the assumed version: the API object is the latest again."""
