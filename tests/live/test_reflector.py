@@ -51,7 +51,18 @@ def test_the_first_list_reads_the_watch_cache_and_the_next_one_starts_from_the_l
     assert server.queries[0] == {"limit": "500", "resourceVersion": "0"}
     r.resource_version = "11"  # the watch saw this much before it ended
     asyncio.run(r.list())
-    assert server.queries[1] == {"limit": "500", "resourceVersion": "11"}
+    # Unpaged: with a limit, the server would list exactly version 11, which a restarted server's watch cannot
+    # continue from (410 again, for ever); without one it answers at its current version, 11 or newer.
+    assert server.queries[1] == {"resourceVersion": "11"}
+
+
+def test_a_server_that_pages_gets_paged_relists() -> None:
+    server = _Server([_page("9", "a", token="t1"), _page("9", "b"), _page("12", "a")])
+    r = _reflector(server)
+    asyncio.run(r.list())
+    r.resource_version = "11"
+    asyncio.run(r.list())
+    assert server.queries[2] == {"limit": "500", "resourceVersion": "11"}
 
 
 def test_a_version_too_old_to_list_from_falls_back_to_a_consistent_read() -> None:
@@ -60,7 +71,7 @@ def test_a_version_too_old_to_list_from_falls_back_to_a_consistent_read() -> Non
     r.resource_version = "3"
     items, rv = asyncio.run(r.list())
     assert rv == "20" and [n.metadata.name for n in items] == ["a"]
-    assert server.queries == [{"limit": "500", "resourceVersion": "3"}, {"limit": "500"}]
+    assert server.queries == [{"resourceVersion": "3"}, {"limit": "500"}]
     assert r.relist_version() == ""
 
 

@@ -5,8 +5,9 @@ a LIST replaces the mirror's content, then a WATCH with allowWatchBookmarks
 streams changes from that resourceVersion on. As client-go's, the first LIST
 asks for resourceVersion 0 (any version, served whole from the API server's
 watch cache: one request, not one per page), a LIST after a watch ended asks for
-the last version seen, and a LIST that finds that version too old (410) asks for
-a consistent read. A watch that ends is restarted from the last resourceVersion
+the last version seen or newer (unpaged, which the watch cache answers at its
+current version), and a LIST that finds that version too old (410) asks for a
+consistent read. A watch that ends is restarted from the last resourceVersion
 seen (bookmarks keep it fresh); 410 Gone ("too old resource version") means
 events were compacted away, so the reflector lists again and the mirror
 reconciles. Failures back off
@@ -97,6 +98,7 @@ class Reflector:
         self.min_watch_timeout = min_watch_timeout
         self.resource_version = ""
         self.version_unavailable = False  # the last version seen was too old to list from: read consistently
+        self.paginated = False  # the server paged a list of ours (it has no watch cache for this kind)
         self.synced = asyncio.Event()
         self.relists = 0
         self.watches = 0
@@ -129,10 +131,15 @@ class Reflector:
         """A LIST in pages; a version too old to list from, or an expired continue token, lists again."""
         path = self.resource.collection_path()
         items: list[Any] = []
-        params: dict[str, str] = {"limit": str(self.page_size)} if self.page_size else {}
+        since = self.relist_version()
+        params: dict[str, str] = {}
+        # A limit with a resourceVersion other than 0 asks for exactly that version (from etcd, maybe long
+        # compacted or, after an API server restart, older than its watch cache): as client-go, page such a
+        # list only if this server paged us before (no watch cache); otherwise get it whole, not older than it.
+        if self.page_size and (since in ("", "0") or self.paginated):
+            params["limit"] = str(self.page_size)
         if self.field_selector:
             params["fieldSelector"] = self.field_selector
-        since = self.relist_version()
         if since:
             params["resourceVersion"] = since
         rv = ""
@@ -147,6 +154,8 @@ class Reflector:
                 log.info("Resource version too old to list from, listing the latest", extra={"kind": self.kind})
                 self.version_unavailable = True
                 params.pop("resourceVersion")
+                if self.page_size:
+                    params["limit"] = str(self.page_size)
                 continue
             if code >= 300:
                 st = parse_status(body)
@@ -166,6 +175,7 @@ class Reflector:
                 token = meta.get("continue")
             if not token:
                 return items, rv
+            self.paginated = True
             params["continue"] = str(token)
             params.pop("resourceVersion", None)  # the token holds the version; the server refuses both
 
