@@ -9,6 +9,7 @@ every change so that snapshots and columns refresh only what changed.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -203,6 +204,21 @@ def _pod_resources(pod: Pod) -> tuple[Resource, int, int]:
     return requests, non0_cpu, non0_mem
 
 
+_ALLOCATABLE_CACHE: dict[tuple[Any, ...], dict[str, int]] = {}
+
+
+def _allocatable_amounts(alloc: Mapping[str, Any]) -> dict[str, int]:
+    """A node's allocatable as the scheduler's int64s, parsed once per distinct list (a cluster's nodes share few)."""
+    key = tuple(alloc.items())
+    hit = _ALLOCATABLE_CACHE.get(key)
+    if hit is None:
+        hit = to_amounts(parse_resource_list(alloc))
+        if len(_ALLOCATABLE_CACHE) >= _RESOURCE_CACHE_SIZE:
+            _ALLOCATABLE_CACHE.clear()
+        _ALLOCATABLE_CACHE[key] = hit
+    return dict(hit)
+
+
 class PodInfo:
     """A pod as the scheduler sees it, computed once per pod object."""
 
@@ -354,7 +370,7 @@ class NodeInfo:
         self.node = node
         self.name = node.metadata.name
         alloc = node.status.allocatable or node.status.capacity
-        self.allocatable = Resource.from_amounts(to_amounts(parse_resource_list(alloc)))
+        self.allocatable = Resource.from_amounts(_allocatable_amounts(alloc))
         self.generation = next_generation()
 
     def add_pod(self, pi: PodInfo) -> None:
