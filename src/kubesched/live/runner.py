@@ -200,7 +200,6 @@ class LiveScheduler:
         self.io.start()
         for rest in self._clients():
             self.io.call(rest.open())
-        self._build_scheduler()
         runner, self.port = self.io.call(
             start_health_server(
                 health_app(self._healthy, lambda: self.synced, self.metrics_text), self.bind_address, self.port
@@ -216,6 +215,8 @@ class LiveScheduler:
             self.reflectors.append(r)
             self.io.spawn(r.run(), f"reflector {kind}")
         self.io.spawn(self.events.run(), "event series")
+        # The lists are on their way (the API server encodes them on its own CPU): build the scheduler meanwhile.
+        self._build_scheduler()
 
     def wait_for_sync(self) -> bool:
         """Apply the initial lists (WaitForCacheSync); False if asked to stop first."""
