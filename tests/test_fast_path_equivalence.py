@@ -23,6 +23,15 @@ SHAPES = {
     "batch": Shape(nodes=10, pending_pods=40, priorities=(0, 50, 500), mode="batch"),
     # More extended resources than one packed failure key holds (30): reasons and preemption verdicts.
     "many-extended": Shape(nodes=8, running_pods=20, pending_pods=20, priorities=(0, 100), extended_resources=34),
+    # Local WaitForFirstConsumer PVs, zonal and CSI-limited bound PVs, ReadWriteOncePod, missing claims.
+    "volumes": Shape(nodes=8, running_pods=16, pending_pods=25, priorities=(0, 100, 1000), volumes=True),
+    # Devices through ResourceSlices: claims, claim templates, selectors, counts, allocationMode All.
+    "dra": Shape(nodes=8, running_pods=12, pending_pods=25, priorities=(0, 100, 1000), dra=True),
+    "volumes-dra-batch": Shape(
+        nodes=8, running_pods=16, pending_pods=25, priorities=(0, 100), volumes=True, dra=True, mode="batch"
+    ),
+    # A random scoring configuration (strategy, weights, disabled score plugins, plugin args).
+    "config": Shape(nodes=8, running_pods=16, pending_pods=25, config=True),
 }
 
 
@@ -32,5 +41,10 @@ def test_fast_path_decides_like_reference(shape: str, seed: int) -> None:
     fast = simulate(seed, SHAPES[shape], vector=True)
     reference = simulate(seed, SHAPES[shape], vector=False)
     assert fast == reference
-    # The scenario is not trivial: some pods landed, with scores.
+    # The scenario is not trivial: some pods landed, with scores; the add-ons were at work.
     assert any(r["status"] == "Scheduled" for r in fast["results"])
+    messages = " ".join(r.get("message") or "" for r in fast["results"])
+    if SHAPES[shape].volumes:
+        assert "volume" in messages
+    if SHAPES[shape].dra:
+        assert fast.get("claims")

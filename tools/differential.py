@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
 """Randomized differential run: random clusters through kube-scheduler (the oracle) and kubesched.
 
-Usage: tools/differential.py [--oracle PATH] [--cases N] [--first-seed S] [--repeat R] [--keep DIR]
+Usage: tools/differential.py [--oracle PATH] [--cases N] [--first-seed S] [--repeat R]
+                             [--families a,b,...] [--keep DIR] [--log FILE.jsonl] [--oracle-cache DIR]
 
-Each case is a random cluster (kubesched.simulate.generate) of one family:
-core, affinity, preemption, batch, extended. The oracle runs it R times with
---record-ties; a field of a pod counts only where all R runs agree (upstream
-is racy around preemption: victims are deleted asynchronously). Pods are
-compared in document order up to the first pod upstream placed by a random
-tie (later pods depend on that draw); the deleted set is compared when no
-tie stopped the comparison and the R runs agree on it. Prints one line per
-disagreeing case and a closing "N passed, N failed" line; --keep writes the
-disagreeing scenarios and their outputs to DIR.
+Each case is a random cluster (kubesched.simulate.generate) of one family, the
+families taken in turn: core, affinity, config (a random scheduler configuration),
+volumes, dra, preemption, batch, extended (more than 30 resources), mixed and
+mixed-batch (all of them at once). The oracle runs the racy families (those with
+more than one priority, where preemption happens) R times, the others once, with
+--record-ties; a field of a pod counts only where all R runs agree (upstream is
+racy around preemption: victims are deleted asynchronously). Pods are compared
+up to the first pod upstream placed by a random tie, in the order kubesched
+attempted them (later pods depend on that draw); the deleted set is compared
+when no tie stopped the comparison and the R runs agree on it. A case the
+oracle refuses (an invalid configuration) must be refused by kubesched too.
+Prints one line per disagreeing case, then per family the cases run, pods
+compared and cases failed, and a closing "N passed, N failed" line; --keep
+writes the disagreeing scenarios, the oracle's runs and kubesched's output to
+DIR; --oracle-cache keeps the oracle's runs to re-check kubesched later.
 """
 
 from __future__ import annotations
@@ -31,45 +38,101 @@ from kubesched.simulate.runner import Simulation
 FAMILIES: dict[str, Shape] = {
     "core": Shape(nodes=6, running_pods=8, pending_pods=15, pod_affinity_fraction=0, spread_fraction=0),
     "affinity": Shape(nodes=6, running_pods=10, pending_pods=15, pod_affinity_fraction=0.6, spread_fraction=0.5),
-    "preemption": Shape(nodes=5, running_pods=20, pending_pods=12, priorities=(0, 100, 1000)),
-    "batch": Shape(nodes=5, running_pods=15, pending_pods=15, priorities=(0, 100, 1000), mode="batch"),
+    "config": Shape(nodes=6, running_pods=10, pending_pods=15, config=True),
+    "volumes": Shape(nodes=6, running_pods=8, pending_pods=15, volumes=True),
+    "dra": Shape(nodes=6, running_pods=8, pending_pods=15, dra=True),
+    "preemption": Shape(nodes=5, running_pods=20, pending_pods=12, priorities=(0, 100, 1000), pdb_status=True),
+    "batch": Shape(nodes=5, running_pods=15, pending_pods=15, priorities=(0, 100, 1000), mode="batch", pdb_status=True),
     "extended": Shape(nodes=6, running_pods=12, pending_pods=12, priorities=(0, 100), extended_resources=34),
+    # Everything at once: priorities and PDBs, affinity and spread, volumes, devices, a random configuration.
+    "mixed": Shape(
+        nodes=8,
+        running_pods=16,
+        pending_pods=15,
+        priorities=(0, 100, 1000),
+        pdb_status=True,
+        volumes=True,
+        dra=True,
+        config=True,
+    ),
+    "mixed-batch": Shape(
+        nodes=8,
+        running_pods=16,
+        pending_pods=15,
+        priorities=(0, 100, 1000),
+        mode="batch",
+        pdb_status=True,
+        volumes=True,
+        dra=True,
+    ),
 }
+# Families where upstream's asynchronous preemption makes runs differ (there is more than one
+# priority): the oracle runs them --repeat times.
+RACY = tuple(name for name, shape in FAMILIES.items() if len(set(shape.priorities)) > 1)
 FIELDS = ("node", "status", "nominatedNode", "message")
 
 
-def oracle_runs(oracle: str, case: pathlib.Path, repeat: int) -> list[dict[str, Any]]:
+def oracle_runs(oracle: str, case: pathlib.Path, repeat: int) -> list[dict[str, Any]] | str:
+    """The oracle's outputs, or its error text when it refuses the case."""
     runs = []
     for _ in range(repeat):
         out = subprocess.run(
             [oracle, "run", str(case), "--seed", "0", "--record-ties"], capture_output=True, text=True, check=False
         )
+        if out.returncode != 0 or not out.stdout.strip():
+            return out.stderr.strip()[-500:] or f"exit status {out.returncode}"
         runs.append(json.loads(out.stdout))
     return runs
 
 
-def disagreements(runs: list[dict[str, Any]], ours: dict[str, Any]) -> list[str]:
+def simulate(docs: list[dict[str, Any]], source: str) -> tuple[dict[str, Any], list[str]]:
+    """kubesched's output, and the pods in the order it attempted them (one entry per attempt)."""
+    sim = Simulation(to_scenario(docs, source), seed=0)
+    order: list[str] = []
+    sim.scheduler.before_cycle = lambda _fw, qpi: order.append(qpi.pod_info.key)
+    return to_dict(sim.run()), order
+
+
+def comparable(runs: list[dict[str, Any]], order: list[str]) -> tuple[set[str], bool]:
+    """The pods whose outcome cannot depend on a random tie-break, and whether there was a tie.
+
+    The tie is placed at the last attempt of the first pod that upstream placed by a random
+    choice among tied nodes, in the order kubesched attempted the pods (as long as the two agree,
+    that order is upstream's; in batch mode it is not document order). Pods whose last attempt
+    came later may depend on that draw; so may the set of deleted pods.
+    """
+    pods = [r["pod"] for r in runs[0]["results"]]
+    tied = {r["pod"] for run in runs for r in run["results"] if r.get("tiedNodes")}
+    if not tied:
+        return set(pods), False
+    last = {pod: i for i, pod in enumerate(order)}
+    cut = min((last[p] for p in tied if p in last), default=len(order))
+    return {p for p in pods if last.get(p, -1) <= cut}, True
+
+
+def disagreements(runs: list[dict[str, Any]], ours: dict[str, Any], order: list[str]) -> list[str]:
     """What kubesched says differently from every oracle run, on fields all runs agree on."""
     problems: list[str] = []
     mine = {r["pod"]: r for r in ours["results"]}
-    tie = False
+    compare, tie = comparable(runs, order)
     for i, want in enumerate(runs[0]["results"]):
         pod = want["pod"]
+        if pod not in compare:
+            continue
         theirs = [run["results"][i] for run in runs]
         have = mine[pod]
         tied = [t.get("tiedNodes") for t in theirs if t.get("tiedNodes")]
+        if tied:
+            # Placed by a random draw: whether it is later evicted depends on that draw too.
+            if have["node"] not in tied[0]:
+                problems.append(f"{pod}: node {have['node']!r}, expected one of {tied[0]}")
+            continue
         for field in FIELDS:
             values = {json.dumps(t.get(field)) for t in theirs}
             if len(values) != 1:
                 continue
-            if field == "node" and tied:
-                if have["node"] not in tied[0]:
-                    problems.append(f"{pod}: node {have['node']!r}, expected one of {tied[0]}")
-            elif have.get(field) != want.get(field):
+            if have.get(field) != want.get(field):
                 problems.append(f"{pod}: {field} {have.get(field)!r}, expected {want.get(field)!r}")
-        if tied:
-            tie = True
-            break
     deleted = {json.dumps(sorted(run["deleted"])) for run in runs}
     if not tie and len(deleted) == 1 and sorted(ours["deleted"]) != sorted(runs[0]["deleted"]):
         problems.append(f"deleted {sorted(ours['deleted'])}, expected {sorted(runs[0]['deleted'])}")
@@ -81,32 +144,73 @@ def main() -> int:
     ap.add_argument("--oracle", default=str(pathlib.Path.home() / ".cache" / "oracle"))
     ap.add_argument("--cases", type=int, default=50)
     ap.add_argument("--first-seed", type=int, default=1000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3, help="oracle runs per case of the racy families")
+    ap.add_argument("--families", default=",".join(FAMILIES), help="comma-separated, taken in turn")
     ap.add_argument("--keep", type=pathlib.Path)
+    ap.add_argument("--log", type=pathlib.Path, help="append one JSON line per case")
+    ap.add_argument(
+        "--oracle-cache", type=pathlib.Path, help="keep the oracle's runs here and reuse them (re-checking kubesched)"
+    )
     args = ap.parse_args()
-    passed = failed = 0
-    names = list(FAMILIES)
+    names = args.families.split(",")
+    unknown = [n for n in names if n not in FAMILIES]
+    if unknown:
+        ap.error(f"unknown families {unknown}; known: {list(FAMILIES)}")
+    tally: dict[str, dict[str, int]] = {n: {"cases": 0, "failed": 0, "refused": 0, "pods": 0} for n in names}
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.cases):
             seed = args.first_seed + k
             family = names[k % len(names)]
+            t = tally[family]
+            t["cases"] += 1
             docs = random_scenario(FAMILIES[family], seed)
             case = pathlib.Path(tmp) / f"{family}-{seed}.yaml"
             case.write_text(to_yaml(docs))
-            runs = oracle_runs(args.oracle, case, args.repeat if family in ("preemption", "batch") else 1)
-            ours = to_dict(Simulation(to_scenario(docs, str(case)), seed=0).run())
-            problems = disagreements(runs, ours)
+            want = args.repeat if family in RACY else 1
+            cached = args.oracle_cache / f"{case.stem}.runs.json" if args.oracle_cache is not None else None
+            runs = json.loads(cached.read_text()) if cached is not None and cached.exists() else []
+            if isinstance(runs, list) and len(runs) < want:
+                more = oracle_runs(args.oracle, case, want - len(runs))
+                runs = more if isinstance(more, str) else runs + more
+                if cached is not None:
+                    cached.parent.mkdir(parents=True, exist_ok=True)
+                    cached.write_text(json.dumps(runs))
+            record: dict[str, Any] = {"case": case.stem}
+            if isinstance(runs, str):
+                # kube-scheduler refused the scenario (e.g. a configuration it rejects): so must kubesched.
+                t["refused"] += 1
+                record["refused"] = runs
+                try:
+                    ours, _ = simulate(docs, str(case))
+                    problems = [f"kubesched accepted what kube-scheduler refused: {runs}"]
+                except Exception:  # noqa: BLE001 - any refusal agrees
+                    ours = {}
+                    problems = []
+            else:
+                try:
+                    ours, order = simulate(docs, str(case))
+                    problems = disagreements(runs, ours, order)
+                    t["pods"] += len(comparable(runs, order)[0])
+                except Exception as err:  # noqa: BLE001 - a crash is a disagreement to report, not to stop on
+                    ours = {"error": repr(err)}
+                    problems = [f"kubesched raised {err!r}"]
+                record["problems"] = problems
+            if args.log is not None:
+                with args.log.open("a") as f:
+                    f.write(json.dumps(record) + "\n")
             if not problems:
-                passed += 1
                 continue
-            failed += 1
-            print(f"FAIL {case.name}: {len(problems)} disagreement(s); first: {problems[0]}")
+            t["failed"] += 1
+            print(f"FAIL {case.name}: {len(problems)} disagreement(s); first: {problems[0]}", flush=True)
             if args.keep is not None:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 (args.keep / case.name).write_text(case.read_text())
-                (args.keep / f"{case.stem}.oracle.json").write_text(json.dumps(runs[0], indent=2))
+                (args.keep / f"{case.stem}.oracle.json").write_text(json.dumps(runs, indent=2))
                 (args.keep / f"{case.stem}.kubesched.json").write_text(json.dumps(ours, indent=2))
-    print(f"{passed} passed, {failed} failed")
+    for family, t in tally.items():
+        print(f"{family}: {t['cases']} cases, {t['pods']} pods compared, {t['failed']} failed, {t['refused']} refused")
+    failed = sum(t["failed"] for t in tally.values())
+    print(f"{sum(t['cases'] for t in tally.values()) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -157,6 +157,10 @@ class Scheduler:
         self.metrics = Metrics()
         self.next_start_node_index = 0
         self._after_cycle: list[Callable[[], None]] = []
+        # Work upstream does in a goroutine while the scheduling loop goes on (asynchronous preemption's
+        # API calls), with the number of scheduling cycles it takes: it runs, and its watch events
+        # arrive, once that many more cycles have ended, or as soon as no pod is left to attempt.
+        self._during_cycles: list[tuple[int, Callable[[], None]]] = []
         # Binding cycles waiting at Permit, each with the perf_counter() its scheduling cycle started at.
         self._parked: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo, float]] = []
         # uid -> the PodInfo last made for the pod (see _info).
@@ -203,6 +207,7 @@ class Scheduler:
                 extra=self.shared_plugin_state,
             )
             h.run_after_cycle = self._after_cycle.append  # type: ignore[attr-defined]
+            h.run_after_cycles = self.run_after_cycles  # type: ignore[attr-defined]
             h.metrics_inc_preemption_attempts = self.metrics.preemption_attempts.inc  # type: ignore[attr-defined]
             h.metrics_observe_victims = self.metrics.preemption_victims.observe  # type: ignore[attr-defined]
             self.handles[profile] = h
@@ -410,14 +415,29 @@ class Scheduler:
         self.sync()
         q = self.queue
         assert q is not None
+        ripe, waiting = [], []
+        for cycles, fn in self._during_cycles:
+            (ripe if cycles <= 1 else waiting).append((cycles - 1, fn))
+        self._during_cycles[:] = waiting
+        overlapping = [fn for _, fn in ripe]
         qpi = q.pop()
         if qpi is None:
-            return False
+            # No cycle to overlap: the work finishes on its own.
+            overlapping += [fn for _, fn in waiting]
+            self._during_cycles.clear()
+            if not overlapping:
+                return False
+            self._after_cycle[:0] = overlapping
+            self._run_after_cycle()
+            return True
+        # Whatever this cycle does, the overlapping work ends after its scheduling part.
+        self._after_cycle[:0] = overlapping
         pod = qpi.pod
         info(log, 4, "About to try and schedule pod", pod=kobj(qpi.pod_info.key))
         fw = self.profiles.get(pod.spec.scheduler_name)
         if fw is None or self._skip_pod_schedule(fw, qpi):
             q.done(qpi.uid)
+            self._run_after_cycle()
             return True
         info(log, 3, "Attempting to schedule pod", pod=kobj(qpi.pod_info.key))
         state = CycleState()
@@ -436,6 +456,13 @@ class Scheduler:
         self.binding_cycle(state, fw, result, assumed, start)
         self._run_after_cycle()
         return True
+
+    def run_after_cycles(self, cycles: int, fn: Callable[[], None]) -> None:
+        """Run fn once `cycles` more scheduling cycles have ended (0: at the end of this one)."""
+        if cycles <= 0:
+            self._after_cycle.append(fn)
+        else:
+            self._during_cycles.append((cycles, fn))
 
     def _run_after_cycle(self) -> None:
         """Work upstream does off the scheduling goroutine (async preemption, deferred requeues), then events."""

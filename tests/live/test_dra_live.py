@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 import yaml
 from tests.live.conftest import Cluster, bound_nodes, make_pod, nodes_yaml, sched_config, wait_ready, wait_until
+from tests.live.dra_stress import DRIVER, device_class
 
 from kubesched.api.decode import decode
 from kubesched.api.resource import FINALIZER
@@ -38,7 +39,6 @@ from kubesched.serve.patch import merge_patch
 from kubesched.testing import Env, make_node
 from kubesched.testing import make_pod as make_typed_pod
 
-DRIVER = "gpu.example.com"
 CLAIMS = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
 # resource.k8s.io/v1 DeviceRequestAllocationResult (types.go), JSON names.
 RESULT_FIELDS = {
@@ -53,16 +53,6 @@ RESULT_FIELDS = {
     "shareID",
     "consumedCapacity",
 }
-
-
-def _class() -> dict[str, Any]:
-    sel = [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "DeviceClass",
-        "metadata": {"name": DRIVER},
-        "spec": {"selectors": sel},
-    }
 
 
 def _slice(node: str, n: int) -> dict[str, Any]:
@@ -146,7 +136,7 @@ def _reserve_then_prebind(env: Env, pod: Any, api: FakeApi) -> tuple[str, Any]:
 def _env(claim: dict[str, Any], gpus: int) -> tuple[Env, dict[str, Any]]:
     """A node n1 with `gpus` GPUs and the claim; the claim as the API server holds it (same uid, resourceVersion)."""
     objects = [
-        ("DeviceClass", decode("DeviceClass", _class())),
+        ("DeviceClass", decode("DeviceClass", device_class())),
         ("ResourceSlice", decode("ResourceSlice", _slice("n1", gpus))),
     ]
     objects.append(("ResourceClaim", decode("ResourceClaim", claim)))
@@ -266,7 +256,7 @@ class Lagging:
         for i, c in enumerate(raw):
             c["metadata"].update(uid=f"{c['metadata']['name']}-uid", resourceVersion=str(10 + i))
         for kind, obj in (
-            ("DeviceClass", _class()),
+            ("DeviceClass", device_class()),
             ("ResourceSlice", _slice("n1", gpus)),
             *[("ResourceClaim", c) for c in raw],
         ):
@@ -376,7 +366,7 @@ def _claim_pod(name: str, claim: str) -> dict[str, Any]:
 
 
 def test_run_allocates_claims_through_serve(cluster: Cluster) -> None:
-    scenario = nodes_yaml(2) + "---\n" + yaml.safe_dump_all([_class(), _slice("node-1", 2)])
+    scenario = nodes_yaml(2) + "---\n" + yaml.safe_dump_all([device_class(), _slice("node-1", 2)])
     scenario += "---\n" + yaml.safe_dump_all([_claim("team"), _claim("three", count=3)])
     api = cluster.start_serve(scenario)
     # serve keeps a status written to the object itself out, as the API server does.
@@ -440,7 +430,7 @@ def _template_pod(name: str, template: str = "gpu") -> dict[str, Any]:
 
 
 def test_run_schedules_pods_whose_claims_serve_makes_from_a_template(cluster: Cluster) -> None:
-    scenario = nodes_yaml(2) + "---\n" + yaml.safe_dump_all([_class(), _slice("node-1", 2), _template()])
+    scenario = nodes_yaml(2) + "---\n" + yaml.safe_dump_all([device_class(), _slice("node-1", 2), _template()])
     api = cluster.start_serve(scenario)
     run = cluster.start_run(sched_config())
     wait_ready(run)
@@ -530,7 +520,7 @@ def _post(c: Any, kind: str, body: dict[str, Any]) -> None:
 
 
 def test_serve_makes_claims_for_scenario_pods_and_for_pods_whose_template_comes_later() -> None:
-    c = _served(yaml.safe_dump_all([_class(), _template(), _template_pod("early")]))
+    c = _served(yaml.safe_dump_all([device_class(), _template(), _template_pod("early")]))
     [claim] = c.store.list("ResourceClaim")
     pod = c.store.get("Pod", "default/early")
     assert [(s.name, s.resource_claim_name) for s in pod.status.resource_claim_statuses] == [
@@ -554,7 +544,7 @@ def test_serve_makes_claims_for_scenario_pods_and_for_pods_whose_template_comes_
 
 
 def test_serve_claims_follow_their_pod() -> None:
-    c = _served(yaml.safe_dump_all([_class(), _template(), _template_pod("a"), _template_pod("b")]))
+    c = _served(yaml.safe_dump_all([device_class(), _template(), _template_pod("a"), _template_pod("b")]))
     owned = {cl.metadata.owner_references[0].name: cl.metadata.name for cl in c.store.list("ResourceClaim")}
     assert set(owned) == {"a", "b"}
     # A status write that drops the entry: the claim the pod owns is recorded again, not made twice.
@@ -574,7 +564,7 @@ def test_serve_claims_follow_their_pod() -> None:
 
 def test_serve_releases_the_claims_of_a_deleted_pod() -> None:
     """syncClaim: a deleted pod's reservations go; a claim nobody holds is deallocated but, named, not deleted."""
-    c = _served(yaml.safe_dump_all([_class(), _claim("shared"), _claim("solo")]))
+    c = _served(yaml.safe_dump_all([device_class(), _claim("shared"), _claim("solo")]))
     for name, claims in (("x", ["shared", "solo"]), ("y", ["shared"])):
         pod = make_pod(name)
         pod["spec"]["resourceClaims"] = [{"name": n, "resourceClaimName": n} for n in claims]

@@ -81,8 +81,10 @@ def test_a_wave_of_high_priority_pods_on_a_full_cluster_ends_placed_or_explained
 
     placed = [r for k, r in results.items() if k.startswith("default/wave-") and r["status"] == "Scheduled"]
     assert len(placed) == 9
-    # Every preemptor was nominated to the node it freed, and landed there.
-    assert all(r["nominatedNode"] in (None, r["node"]) for r in placed)
+    # A preemptor is nominated to the node where it evicted pods. It usually lands there, but not always:
+    # pods popped while the victims are being deleted may be placed first (kube-scheduler does the same).
+    freed = {f"n{d.split('-')[1]}" for d in out["deleted"]}
+    assert all(r["nominatedNode"] is None or r["nominatedNode"] in freed for r in placed)
     for k in range(2):
         r = results[f"default/huge-{k}"]
         assert r["status"] == "Unschedulable"

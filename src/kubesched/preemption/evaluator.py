@@ -10,9 +10,11 @@ Preempt, step by step, as upstream:
    fewest victims, latest start time, then the first);
 5. prepare it: victims waiting at Permit are rejected, the others get a DisruptionTarget
    condition and are deleted; lower-priority pods nominated to that node lose their nomination.
-   This runs after the scheduling cycle (asynchronous preemption, on in 1.34); meanwhile the
-   preemptor is held back by the plugin's PreEnqueue, and released just before the last victim
-   is deleted so that the deletion event requeues it.
+   This runs off the scheduling loop (asynchronous preemption, on in 1.34): the next pods are
+   scheduled while the victims are still in the cache (with the preemptor nominated), for as
+   many cycles as upstream's API calls typically take; meanwhile the preemptor is held back by
+   the plugin's PreEnqueue, and released just before the last victim is deleted so that the
+   deletion event requeues it.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.klog import info, kobj
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+# Scheduling cycles upstream's scheduling loop typically gets through (batch mode, small clusters) while
+# its preemption goroutine makes one round of API calls for victims (status patch, delete) and the
+# informer delivers the deletions: victims stay in the cache that long (measured against the oracle).
+CYCLES_PER_API_ROUND = 2
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
@@ -87,6 +93,8 @@ def pod_start_key(pi: PodInfo) -> float:
 
 
 _START_KEY = "kubesched/start-key"
+# A clock read while picking a node (seconds; after any real start time, exact for +1 steps).
+NOW_READ = 1e12
 
 
 def more_important(a: PodInfo, b: PodInfo) -> bool:
@@ -301,10 +309,14 @@ class Evaluator:
     # ------------------------------------------------------------ preparation
 
     def prepare_candidate_async(self, c: Candidate, pod: PodInfo) -> None:
-        """Mark the preemptor as preempting and schedule the API calls after this cycle."""
+        """Mark the preemptor as preempting and carry the preemption out while later pods are scheduled."""
         self.handle.metrics_observe_victims(len(c.victims.pods))
         self.preempting.add(pod.uid)
-        self.handle.run_after_cycle(lambda: self._carry_out(c, pod))
+        to_delete = sum(1 for v in c.victims.pods if v.pod.metadata.deletion_timestamp is None)
+        # Upstream's goroutine deletes all victims but the last in parallel, then the last one: one or two
+        # rounds of API calls, each taking about CYCLES_PER_API_ROUND of its scheduling cycles.
+        rounds = min(to_delete, 2)
+        self.handle.run_after_cycles(rounds * CYCLES_PER_API_ROUND, lambda: self._carry_out(c, pod))
 
     def _carry_out(self, c: Candidate, pod: PodInfo) -> None:
         failed = False
@@ -404,8 +416,11 @@ def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], in
     def count(node: str) -> int:
         return -len(victims[node].pods)
 
+    reads = 0
+
     def latest_start(node: str) -> float:
         # util.GetEarliestPodStartTime: the earliest start among the highest-priority victims; later is better.
+        nonlocal reads
         top = -math.inf
         earliest = math.inf
         for p in victims[node].pods:
@@ -413,6 +428,11 @@ def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], in
                 top, earliest = p.priority, pod_start_key(p)
             elif p.priority == top:
                 earliest = min(earliest, pod_start_key(p))
+        if earliest == math.inf:
+            # None of them has started: upstream reads the clock for this node, later than every start
+            # time and than its reads for the nodes before, so of such nodes the last one looked at wins.
+            reads += 1
+            return NOW_READ + reads
         return earliest
 
     return [pdb, highest, priority_sum, count, latest_start]  # type: ignore[list-item]
