@@ -86,6 +86,11 @@ def validation_level(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def add_verbosity_argument(p: argparse.ArgumentParser, help_text: str) -> None:
+    """klog's -v/--v N (default 0), for the commands that log as kube-scheduler does."""
+    p.add_argument("-v", "--v", type=int_at_least(0), default=0, dest="verbosity", metavar="N", help=help_text)
+
+
 def add_validate_argument(p: argparse.ArgumentParser) -> None:
     """kubectl's --validate flag, for the commands that read manifests."""
     p.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kubesched.cliargs import int_at_least, port
+from kubesched.cliargs import add_verbosity_argument, int_at_least, port
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,14 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equally scored nodes")
     p.add_argument("--logging-format", choices=("text", "json"), default="text")
-    p.add_argument(
-        "-v",
-        "--v",
-        type=int_at_least(0),
-        default=0,
-        dest="verbosity",
-        metavar="N",
-        help="klog verbosity, as kube-scheduler's: 2 logs each bind and unschedulable pod, 3 each attempt",
+    add_verbosity_argument(
+        p, "klog verbosity, as kube-scheduler's: 2 logs each bind and unschedulable pod, 3 each attempt"
     )
 
 

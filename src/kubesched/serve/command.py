@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from kubesched.cliargs import add_validate_argument, int_at_least, port, seconds
+from kubesched.cliargs import add_validate_argument, add_verbosity_argument, int_at_least, port, seconds
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,14 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="seconds an event is kept after its last write (kube-apiserver's --event-ttl; default 3600)",
     )
     p.add_argument("--logging-format", choices=("text", "json"), default="text")
-    p.add_argument(
-        "-v",
-        "--v",
-        type=int_at_least(0),
-        default=0,
-        dest="verbosity",
-        metavar="N",
-        help="klog verbosity of the built-in scheduler, as kube-scheduler's: 2 logs each bind and unschedulable pod",
+    add_verbosity_argument(
+        p, "klog verbosity of the built-in scheduler, as kube-scheduler's: 2 logs each bind and unschedulable pod"
     )
     # For tests: fault injection and watch control under /kubesched/, a short change log, fast bookmarks.
     p.add_argument("--test-endpoints", action="store_true", help=argparse.SUPPRESS)
