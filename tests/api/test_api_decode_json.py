@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
+import msgspec
 import pytest
 
 from kubesched.api.decode import DecodeError, decode, decode_json, decode_json_list
@@ -55,12 +55,12 @@ NODE: dict[str, Any] = {
 
 @pytest.mark.parametrize(("kind", "raw"), [("Pod", POD), ("Node", NODE)])
 def test_straight_from_json_equals_decoding_the_mapping(kind: str, raw: dict[str, Any]) -> None:
-    assert decode_json(kind, orjson.dumps(raw)) == decode(kind, raw)
+    assert decode_json(kind, msgspec.json.encode(raw)) == decode(kind, raw)
 
 
 def test_nulls_are_zero_values_as_in_decode() -> None:
     raw = {**POD, "spec": {**POD["spec"], "nodeSelector": None, "affinity": None}}
-    pod = decode_json("Pod", orjson.dumps(raw))
+    pod = decode_json("Pod", msgspec.json.encode(raw))
     assert pod == decode("Pod", raw)
     assert pod.spec.node_selector == {}
 
@@ -69,16 +69,16 @@ def test_a_bad_quantity_is_named_by_its_field() -> None:
     containers = [{"name": "c", "resources": {"requests": {"cpu": "1x"}}}]
     raw = {**POD, "spec": {**POD["spec"], "containers": containers}}
     with pytest.raises(DecodeError) as err:
-        decode_json("Pod", orjson.dumps(raw))
+        decode_json("Pod", msgspec.json.encode(raw))
     assert err.value.field == "spec.containers[0].resources.requests[cpu]"
 
 
 def test_a_list_decodes_whole_or_not_at_all() -> None:
     good = {"kind": "NodeList", "metadata": {"resourceVersion": "99", "continue": "tok"}, "items": [NODE, NODE]}
-    page = decode_json_list("Node", orjson.dumps(good))
+    page = decode_json_list("Node", msgspec.json.encode(good))
     assert page is not None
     assert (page.resource_version, page.continue_token, len(page.items)) == ("99", "tok", 2)
     assert page.items[0] == decode("Node", NODE)
     bad_node = {**NODE, "status": {**NODE["status"], "capacity": {"cpu": "lots"}}}
-    assert decode_json_list("Node", orjson.dumps({**good, "items": [NODE, bad_node]})) is None
-    assert decode_json_list("Node", orjson.dumps({**good, "items": [NODE, {"metadata": []}]})) is None
+    assert decode_json_list("Node", msgspec.json.encode({**good, "items": [NODE, bad_node]})) is None
+    assert decode_json_list("Node", msgspec.json.encode({**good, "items": [NODE, {"metadata": []}]})) is None

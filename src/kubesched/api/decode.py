@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
-import orjson
 
 from kubesched.api.apps import ReplicaSet, StatefulSet
 from kubesched.api.core import (
@@ -333,8 +332,8 @@ def _decoders(kind: str) -> tuple[msgspec.json.Decoder[Any], msgspec.json.Decode
 
 def _loads(data: bytes) -> Any:
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as err:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError as err:
         raise DecodeError(f"malformed JSON: {err}") from None
 
 
