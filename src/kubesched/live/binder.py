@@ -3,9 +3,10 @@
 Upstream binds each pod in its own goroutine so that the next scheduling cycle
 does not wait for the API server; how many API calls run at once is the API
 dispatcher's business (its `parallelism`), not the goroutines'. Here the API part
-of a binding cycle (the Bind plugins or a binder extender) runs on a thread of
-this pool, where the default binder waits for its call to go through the
-dispatcher; the outcome comes back through the scheduler thread's inbox, where
+of a binding cycle goes one of two ways: DefaultBinder's call is handed to the
+dispatcher and reports its own end (`submit_call`: no thread waits for it); any
+other Bind plugin or a binder extender runs on a thread of this pool (`submit`).
+Either way the outcome comes back through the scheduler thread's inbox, where
 the rest of the binding cycle (cache, events, requeue on failure) completes.
 While the API server is slow or down, binds pile up in the dispatcher's queue as
 upstream's do (each newer than the pod's waiting status patch, which it
