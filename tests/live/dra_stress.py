@@ -42,8 +42,9 @@ def device_class() -> dict[str, Any]:
     }
 
 
-def node_slice(node: str, n: int) -> dict[str, Any]:
-    """The node's own pool with n GPUs gpu-0..gpu-(n-1)."""
+def node_slice(node: str, n: int, attributes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The node's own pool with n GPUs gpu-0..gpu-(n-1), each with these attributes (if any)."""
+    device = {"attributes": attributes} if attributes else {}
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
@@ -52,7 +53,7 @@ def node_slice(node: str, n: int) -> dict[str, Any]:
             "driver": DRIVER,
             "nodeName": node,
             "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": f"gpu-{i}"} for i in range(n)],
+            "devices": [{"name": f"gpu-{i}", **device} for i in range(n)],
         },
     }
 

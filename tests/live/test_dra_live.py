@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 import yaml
 from tests.live.conftest import Cluster, bound_nodes, make_pod, nodes_yaml, sched_config, wait_ready, wait_until
-from tests.live.dra_stress import DRIVER, device_class
+from tests.live.dra_stress import DRIVER, device_class, node_slice
 
 from kubesched.api.decode import decode
 from kubesched.api.resource import FINALIZER
@@ -56,17 +56,7 @@ RESULT_FIELDS = {
 
 
 def _slice(node: str, n: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": f"gpu-{i}", "attributes": {"model": {"string": "a100"}}} for i in range(n)],
-        },
-    }
+    return node_slice(node, n, {"model": {"string": "a100"}})
 
 
 def _claim(name: str, count: int = 1) -> dict[str, Any]:
