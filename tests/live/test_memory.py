@@ -24,6 +24,8 @@ import pytest
 from tests.live.conftest import SCHEDULER, Api, Cluster, make_pod, nodes_yaml, sched_config, wait_until
 
 from kubesched.config import load_config_file
+from kubesched.live import gc_policy
+from kubesched.live.http import MAX_IDLE
 from kubesched.live.kubeconfig import load_connection
 from kubesched.live.runner import LiveScheduler
 
@@ -38,7 +40,12 @@ def live(cluster: Cluster, tmp_path: Path) -> Iterator[LiveScheduler]:
     assert cluster.kubeconfig is not None
     cfg = tmp_path / "sched.yaml"
     cfg.write_text(sched_config(leader_elect=False))
-    runner = LiveScheduler(load_config_file(str(cfg)), load_connection(str(cluster.kubeconfig)), port=0)
+    # With the garbage-collector policy `kubesched run` has (gc_policy): rarer collections, the synced caches frozen.
+    thresholds = gc.get_threshold()
+    gc_policy.tune()
+    runner = LiveScheduler(
+        load_config_file(str(cfg)), load_connection(str(cluster.kubeconfig)), port=0, freeze_after_sync=True
+    )
 
     def body() -> None:
         try:
@@ -57,6 +64,8 @@ def live(cluster: Cluster, tmp_path: Path) -> Iterator[LiveScheduler]:
     finally:
         runner.request_stop()
         thread.join(30)
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
 
 
 def push_wave(api: Api, live: LiveScheduler, wave: int) -> None:
@@ -81,9 +90,14 @@ def census() -> collections.Counter[str]:
     return collections.Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
 
 
+# Kept-alive connections follow the peak of requests at once (bounded by http.MAX_IDLE), not the pods.
+POOLED = "kubesched.live.http._Connection"
+
+
 def ours(before: collections.Counter[str], after: collections.Counter[str]) -> dict[str, int]:
-    """The scheduler's own objects (kubesched.*) that are more or fewer than `before`."""
-    diff = {k: after[k] - before[k] for k in after.keys() | before.keys() if k.startswith("kubesched.")}
+    """The scheduler's own objects (kubesched.*, but pooled connections) that are more or fewer than `before`."""
+    keys = after.keys() | before.keys()
+    diff = {k: after[k] - before[k] for k in keys if k.startswith("kubesched.") and k != POOLED}
     return {k: d for k, d in diff.items() if d}
 
 
@@ -124,6 +138,8 @@ def test_pods_that_went_through_leave_nothing_behind(cluster: Cluster, live: Liv
     # (Compared with the census after warm-up, not with zero: the suite's other tests in this process may
     # still hold a few objects of ours, e.g. through a failure's traceback.)
     assert ours(before, after) == {}
+    streams = len(live.reflectors)  # a watch holds a connection of its own
+    assert after[POOLED] <= streams + MAX_IDLE * len(live._clients())
     # Containers (a dict or tuple per pod, say) would pile up by the hundred; the warm-up's leftovers
     # (threads of the bind pool started late, connections) are a few dozen.
     piled = {k: after[k] - before[k] for k in ("builtins.dict", "builtins.list", "builtins.tuple", "builtins.set")}

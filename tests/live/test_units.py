@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from datetime import UTC, datetime
 
@@ -10,6 +11,7 @@ import pytest
 
 from kubesched.api.core import PodCondition
 from kubesched.cluster.store import FINAL_STATE_UNKNOWN
+from kubesched.live import gc_policy
 from kubesched.live.client import merge_diff, pod_status_patch
 from kubesched.live.errors import ApiError
 from kubesched.live.events import event_key, make_event, micro_time
@@ -258,3 +260,16 @@ def test_a_pod_bound_and_deleted_while_unwatched_frees_its_node() -> None:
     assert not sched.cache.pod_states and not sched.cache.assumed
     mirror.apply("Pod", "ADDED", make_pod("second", cpu="2"))
     assert sched.schedule_one() and client.bound == ["first", "second"]
+
+
+def test_gc_policy_collects_less_often_and_freezes_what_the_sync_loaded() -> None:
+    before = gc.get_threshold()
+    try:
+        gc_policy.tune()
+        assert gc.get_threshold() == (gc_policy.YOUNG_THRESHOLD, before[1], before[2])
+        kept = [[i] for i in range(1000)]
+        gc_policy.freeze_synced()
+        assert gc.get_freeze_count() >= len(kept)
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)

@@ -79,7 +79,10 @@ class IoLoop:
                 name = getattr(fn, "__qualname__", repr(fn))
                 log.error("Callback failed", extra={"callback": name, "err": repr(err)})
 
-    def stop(self) -> None:
+    def cancel_tasks(self) -> None:
+        """Cancel whatever runs on the loop (reflectors, watches) and wait for it to end: before the
+        connections close, so that nothing reports their closing as a failure and retries."""
+
         async def cancel_all() -> None:
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for t in tasks:
@@ -89,5 +92,9 @@ class IoLoop:
         if self.loop.is_running():
             with contextlib.suppress(Exception):  # best effort at shutdown
                 self.call(cancel_all(), timeout=5)
+
+    def stop(self) -> None:
+        if self.loop.is_running():
+            self.cancel_tasks()
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout=5)

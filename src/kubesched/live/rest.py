@@ -1,4 +1,4 @@
-"""A thin REST client over aiohttp + orjson (no generated models on the hot path).
+"""A thin REST client over our HTTP/1.1 pool (http.py) + orjson (no generated models on the hot path).
 
 Requests go through the token bucket; answers are raw bytes or parsed JSON;
 errors become NotFound / Conflict / ApiError (errors.py). Watches are read as a
@@ -13,11 +13,11 @@ import errno
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, TypeVar
 
-import aiohttp
 import orjson
 
 from kubesched import __version__
 from kubesched.live.errors import CONNECTION_REFUSED, ApiError, error_for
+from kubesched.live.http import HttpPool
 from kubesched.live.kubeconfig import Connection
 from kubesched.live.ratelimit import TokenBucket
 
@@ -32,8 +32,7 @@ T = TypeVar("T")
 
 def _transport_reason(err: BaseException) -> str:
     """ConnectionRefused when nothing listens (net.IsConnectionRefused), ConnectionError otherwise."""
-    os_error = getattr(err, "os_error", err)
-    if isinstance(os_error, ConnectionRefusedError) or getattr(os_error, "errno", None) == errno.ECONNREFUSED:
+    if isinstance(err, ConnectionRefusedError) or getattr(err, "errno", None) == errno.ECONNREFUSED:
         return CONNECTION_REFUSED
     return "ConnectionError"
 
@@ -53,38 +52,34 @@ class RestClient:
         self.timeout = timeout
         self.limiter = TokenBucket(qps, burst)
         self.user_agent = user_agent
-        self.session: aiohttp.ClientSession | None = None
+        self.pool: HttpPool | None = None
         self.requests: dict[tuple[str, str], int] = {}
         self._auth: str | None = None
 
     async def open(self) -> None:
-        connector = aiohttp.TCPConnector(ssl=self.conn.ssl_context or False, limit=0, ttl_dns_cache=300)
-        self.session = aiohttp.ClientSession(connector=connector, headers={"User-Agent": self.user_agent})
+        self.pool = HttpPool(self.conn.server, self.conn.ssl_context, self.conn.server_hostname, self.user_agent)
 
     async def close(self) -> None:
-        if self.session is not None:
-            await self.session.close()
-            self.session = None
+        if self.pool is not None:
+            await self.pool.close()
+            self.pool = None
 
-    async def _headers(self, content_type: str | None) -> dict[str, str]:
-        h = {"Accept": JSON}
+    async def _headers(self, content_type: str | None) -> list[tuple[str, str]]:
+        h = [("Accept", JSON)]
         if content_type:
-            h["Content-Type"] = content_type
+            h.append(("Content-Type", content_type))
         peek = getattr(self.conn.auth_header, "peek", None)
         auth, fresh = peek() if peek is not None else (None, False)
         if not fresh:
             # The loader may run an exec plugin or read a token file: not on the loop.
             auth = await asyncio.to_thread(self.conn.auth_header)
         if auth:
-            h["Authorization"] = auth
+            h.append(("Authorization", auth))
         return h
 
     def _count(self, code: int, method: str) -> None:
         k = (str(code) if code else "<error>", method)
         self.requests[k] = self.requests.get(k, 0) + 1
-
-    def _kwargs(self) -> dict[str, Any]:
-        return {"server_hostname": self.conn.server_hostname} if self.conn.server_hostname else {}
 
     async def request(
         self,
@@ -97,26 +92,19 @@ class RestClient:
         timeout: float | None = None,
     ) -> tuple[int, bytes]:
         """One request; (HTTP code, body). Transport failures raise ApiError with code 0."""
-        assert self.session is not None, "RestClient.open() first"
+        assert self.pool is not None, "RestClient.open() first"
         await self.limiter.acquire()
         data = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
         headers = await self._headers(content_type or (JSON if data is not None else None))
         try:
-            async with self.session.request(
-                method,
-                self.conn.server + path,
-                params=params,
-                data=data,
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=timeout or self.timeout),
-                **self._kwargs(),
-            ) as resp:
-                payload = await resp.read()
-                self._count(resp.status, method)
-                return resp.status, payload
-        except (TimeoutError, aiohttp.ClientError, OSError) as err:
+            resp = await self.pool.request(
+                method, path, params=params, headers=headers, body=data, timeout=timeout or self.timeout
+            )
+        except OSError as err:
             self._count(0, method)
             raise ApiError(0, _transport_reason(err), f"{method} {path}: {err or type(err).__name__}") from None
+        self._count(resp.status, method)
+        return resp.status, resp.body
 
     async def call(
         self,
@@ -145,28 +133,29 @@ class RestClient:
 
         An error answer to the request itself is yielded as an ERROR event holding its Status.
         """
-        assert self.session is not None
+        assert self.pool is not None
         await self.limiter.acquire()
         headers = await self._headers(None)
         try:
-            async with self.session.get(
-                self.conn.server + path,
+            async with self.pool.stream(
+                "GET",
+                path,
                 params={**params, "watch": "true"},
                 headers=headers,
-                timeout=aiohttp.ClientTimeout(total=None, sock_connect=REQUEST_TIMEOUT, sock_read=timeout + 30),
-                **self._kwargs(),
-            ) as resp:
-                self._count(resp.status, "WATCH")
-                if resp.status >= 300:
-                    body = await resp.read()
-                    status = (
+                connect_timeout=REQUEST_TIMEOUT,
+                read_timeout=timeout + 30,
+            ) as (status, chunks):
+                self._count(status, "WATCH")
+                if status >= 300:
+                    body = b"".join([c async for c in chunks])
+                    answer = (
                         orjson.loads(body) if body.startswith(b"{") else {"message": body.decode("utf-8", "replace")}
                     )
-                    status.setdefault("code", resp.status)
-                    yield parse(orjson.dumps({"type": "ERROR", "object": status}))
+                    answer.setdefault("code", status)
+                    yield parse(orjson.dumps({"type": "ERROR", "object": answer}))
                     return
                 buf = b""
-                async for chunk in resp.content.iter_any():
+                async for chunk in chunks:
                     buf += chunk
                     while True:
                         nl = buf.find(b"\n")
@@ -177,6 +166,6 @@ class RestClient:
                             yield parse(line)
                 if buf.strip():
                     yield parse(buf)
-        except (TimeoutError, aiohttp.ClientError, OSError) as err:
+        except OSError as err:
             self._count(0, "WATCH")
             raise ApiError(0, "ConnectionError", f"watch {path}: {err or type(err).__name__}") from None

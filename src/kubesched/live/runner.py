@@ -32,6 +32,7 @@ from kubesched.api.decode import KINDS
 from kubesched.cluster.clock import RealClock
 from kubesched.cluster.store import DELETED, MODIFIED
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.live import gc_policy
 from kubesched.live.binder import BINDING_CYCLES_MAX, BindPool
 from kubesched.live.client import LiveClient
 from kubesched.live.events import EventBroadcaster
@@ -64,8 +65,10 @@ class LiveScheduler:
         seed: int = 0,
         registry: Any = None,
         bind_workers: int | None = None,
+        freeze_after_sync: bool = False,
     ) -> None:
         self.config = config
+        self.freeze_after_sync = freeze_after_sync  # gc_policy.freeze_synced: for the process's own scheduler
         self.conn = conn
         self.bind_address = bind_address
         self.port = port
@@ -226,6 +229,8 @@ class LiveScheduler:
                 return False
             self._drain(True, 0.2)
         self.sched.sync()
+        if self.freeze_after_sync:
+            gc_policy.freeze_synced()
         self.synced = True
         log.info("Caches synced", extra={"kinds": len(want), "pods": self.mirror.count("Pod")})
         return True
@@ -304,6 +309,7 @@ class LiveScheduler:
                 except Exception as err:  # noqa: BLE001
                     log.warning("Could not release the lease", extra={"err": repr(err)})
         self.client.dispatcher.close()
+        self.io.cancel_tasks()
         try:
             if self._health_runner is not None:
                 self.io.call(self._health_runner.cleanup(), timeout=5)
