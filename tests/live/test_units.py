@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import time
 from datetime import UTC, datetime
 
@@ -15,6 +16,7 @@ from kubesched.live import gc_policy
 from kubesched.live.client import merge_diff, pod_status_patch
 from kubesched.live.errors import ApiError
 from kubesched.live.events import event_key, make_event, micro_time
+from kubesched.live.iothread import new_event_loop
 from kubesched.live.mirror import MirrorStore
 from kubesched.live.ratelimit import TokenBucket
 from kubesched.serve.patch import json_patch, merge_patch, strategic_merge_patch
@@ -273,3 +275,19 @@ def test_gc_policy_collects_less_often_and_freezes_what_the_sync_loaded() -> Non
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_the_io_loop_is_uvloops_where_installed_and_asyncios_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed on Windows")
+    loop = new_event_loop()
+    try:
+        assert isinstance(loop, uvloop.Loop)
+    finally:
+        loop.close()
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # not installed (Windows)
+    loop = new_event_loop()
+    try:
+        assert not isinstance(loop, uvloop.Loop)
+        assert isinstance(loop, asyncio.AbstractEventLoop)
+    finally:
+        loop.close()
