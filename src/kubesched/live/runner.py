@@ -36,7 +36,7 @@ from kubesched.live import gc_policy
 from kubesched.live.binder import BINDING_CYCLES_MAX, BindPool
 from kubesched.live.client import LiveClient
 from kubesched.live.events import EventBroadcaster
-from kubesched.live.health import health_app, start_health_server
+from kubesched.live.health import HealthServer
 from kubesched.live.iothread import IoLoop
 from kubesched.live.kubeconfig import Connection
 from kubesched.live.leader import LeaderElector, default_identity
@@ -101,7 +101,7 @@ class LiveScheduler:
         self.sched: Any = None
         self.reflectors: list[Reflector] = []
         self.elector: LeaderElector | None = None
-        self._health_runner: Any = None
+        self.health = HealthServer(self._healthy, lambda: self.synced, self.metrics_text)
         self._pending_counts: dict[str, int] = {}
         # Metrics read at scrape time (queue lengths, lease, REST calls); before the scheduler exists, alone.
         self._collector = _RunnerCollector(self)
@@ -203,12 +203,7 @@ class LiveScheduler:
         self.io.start()
         for rest in self._clients():
             self.io.call(rest.open())
-        runner, self.port = self.io.call(
-            start_health_server(
-                health_app(self._healthy, lambda: self.synced, self.metrics_text), self.bind_address, self.port
-            )
-        )
-        self._health_runner = runner
+        self.port = self.health.start(self.bind_address, self.port)
         log.info("Serving health and metrics", extra={"address": f"http://{self.bind_address}:{self.port}"})
         kinds = [k for k in (*SCHEDULER_KINDS, *PLUGIN_KINDS) if k in KINDS]
         for kind in kinds:
@@ -311,8 +306,7 @@ class LiveScheduler:
         self.client.dispatcher.close()
         self.io.cancel_tasks()
         try:
-            if self._health_runner is not None:
-                self.io.call(self._health_runner.cleanup(), timeout=5)
+            self.health.stop()
             for rest in self._clients():
                 self.io.call(rest.close(), timeout=5)
         except Exception:  # noqa: BLE001, S110 - the process is ending anyway
