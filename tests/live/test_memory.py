@@ -40,11 +40,11 @@ def live(cluster: Cluster, tmp_path: Path) -> Iterator[LiveScheduler]:
     assert cluster.kubeconfig is not None
     cfg = tmp_path / "sched.yaml"
     cfg.write_text(sched_config(leader_elect=False))
-    # With the garbage-collector policy `kubesched run` has (gc_policy): rarer collections, the synced caches frozen.
-    thresholds = gc.get_threshold()
-    gc_policy.tune()
+    # With the garbage-collector policy `kubesched run` has (gc_policy): rare collections until synced, then the
+    # usual ones with the synced caches frozen.
+    thresholds = gc_policy.start_up()
     runner = LiveScheduler(
-        load_config_file(str(cfg)), load_connection(str(cluster.kubeconfig)), port=0, freeze_after_sync=True
+        load_config_file(str(cfg)), load_connection(str(cluster.kubeconfig)), port=0, gc_after_sync=thresholds
     )
 
     def body() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import sys
 import time
 from datetime import UTC, datetime
 
@@ -16,7 +15,6 @@ from kubesched.live import gc_policy
 from kubesched.live.client import merge_diff, pod_status_patch
 from kubesched.live.errors import ApiError
 from kubesched.live.events import event_key, make_event, micro_time
-from kubesched.live.iothread import new_event_loop
 from kubesched.live.mirror import MirrorStore
 from kubesched.live.ratelimit import TokenBucket
 from kubesched.serve.patch import json_patch, merge_patch, strategic_merge_patch
@@ -264,30 +262,16 @@ def test_a_pod_bound_and_deleted_while_unwatched_frees_its_node() -> None:
     assert sched.schedule_one() and client.bound == ["first", "second"]
 
 
-def test_gc_policy_collects_less_often_and_freezes_what_the_sync_loaded() -> None:
+def test_gc_policy_collects_rarely_until_synced_then_as_usual_with_the_synced_objects_frozen() -> None:
     before = gc.get_threshold()
     try:
-        gc_policy.tune()
-        assert gc.get_threshold() == (gc_policy.YOUNG_THRESHOLD, before[1], before[2])
+        saved = gc_policy.start_up()
+        assert saved == before
+        assert gc.get_threshold() == (gc_policy.START_UP_THRESHOLD, before[1], before[2])
         kept = [[i] for i in range(1000)]
-        gc_policy.freeze_synced()
+        gc_policy.synced(saved)
+        assert gc.get_threshold() == before
         assert gc.get_freeze_count() >= len(kept)
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
-
-
-def test_the_io_loop_is_uvloops_where_installed_and_asyncios_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
-    uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed on Windows")
-    loop = new_event_loop()
-    try:
-        assert isinstance(loop, uvloop.Loop)
-    finally:
-        loop.close()
-    monkeypatch.setitem(sys.modules, "uvloop", None)  # not installed (Windows)
-    loop = new_event_loop()
-    try:
-        assert not isinstance(loop, uvloop.Loop)
-        assert isinstance(loop, asyncio.AbstractEventLoop)
-    finally:
-        loop.close()

@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kubesched.live import gc_policy
 
-    gc_policy.tune()
+    thresholds = gc_policy.start_up()
     from kubesched.config import ConfigError, default_configuration, load_config_file
     from kubesched.errors import InputError
     from kubesched.live.logs import setup_logging
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             identity=args.identity,
             seed=args.seed,
             bind_workers=args.bind_workers,
-            freeze_after_sync=True,
+            gc_after_sync=thresholds,
         ).run()
     except ListenError as err:
         # A runtime failure, as `kubesched serve` reports one: status 1, one line.

@@ -20,19 +20,11 @@ T = TypeVar("T")
 log = logging.getLogger("kubesched.live")
 
 
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop's where it is installed (the `live` extra, but on Windows): its sockets and TLS cost the
-    scheduler about a tenth less CPU per pod than asyncio's own loop; asyncio's otherwise."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop()
-    return uvloop.new_event_loop()
-
-
 class IoLoop:
     def __init__(self) -> None:
-        self.loop = new_event_loop()
+        # asyncio's own loop: uvloop's took a tenth less CPU per pod, but its process grew by ~0.4 MB per
+        # 1,000 pods against a real API server (TLS) where asyncio's stays flat (benchmarks/live_memory.py).
+        self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name="kubesched-io", daemon=True)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._batch: deque[tuple[Any, tuple[Any, ...]]] = deque()

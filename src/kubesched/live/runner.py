@@ -65,10 +65,11 @@ class LiveScheduler:
         seed: int = 0,
         registry: Any = None,
         bind_workers: int | None = None,
-        freeze_after_sync: bool = False,
+        gc_after_sync: tuple[int, int, int] | None = None,
     ) -> None:
         self.config = config
-        self.freeze_after_sync = freeze_after_sync  # gc_policy.freeze_synced: for the process's own scheduler
+        # The collector's thresholds to restore once synced (gc_policy.synced): for the process's own scheduler.
+        self.gc_after_sync = gc_after_sync
         self.conn = conn
         self.bind_address = bind_address
         self.port = port
@@ -224,8 +225,8 @@ class LiveScheduler:
                 return False
             self._drain(True, 0.2)
         self.sched.sync()
-        if self.freeze_after_sync:
-            gc_policy.freeze_synced()
+        if self.gc_after_sync is not None:
+            gc_policy.synced(self.gc_after_sync)
         self.synced = True
         log.info("Caches synced", extra={"kinds": len(want), "pods": self.mirror.count("Pod")})
         return True
