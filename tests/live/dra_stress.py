@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tests.live.conftest import make_pod, wait_until
+from tests.plugins.dynamicresources.dra_helpers import DRIVER, doc_slice
 
-DRIVER = "gpu.example.com"
 NS = "default"
 PODS = f"/api/v1/namespaces/{NS}/pods"
 CLAIMS = f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims"
@@ -45,17 +45,7 @@ def device_class() -> dict[str, Any]:
 def node_slice(node: str, n: int, attributes: dict[str, Any] | None = None) -> dict[str, Any]:
     """The node's own pool with n GPUs gpu-0..gpu-(n-1), each with these attributes (if any)."""
     device = {"attributes": attributes} if attributes else {}
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node}-gpus"},
-        "spec": {
-            "driver": DRIVER,
-            "nodeName": node,
-            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-            "devices": [{"name": f"gpu-{i}", **device} for i in range(n)],
-        },
-    }
+    return doc_slice(node, [{"name": f"gpu-{i}", **device} for i in range(n)])
 
 
 def claim_spec() -> dict[str, Any]:

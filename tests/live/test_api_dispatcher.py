@@ -78,6 +78,13 @@ def wait_for(cond: Callable[[], Any], timeout: float = 5.0) -> None:
         time.sleep(0.005)
 
 
+def occupy_the_worker(d: ApiDispatcher, rest: FakeRest) -> None:
+    """Close the server's gate and wait until a "busy" patch holds the dispatcher's only worker there."""
+    rest.close_gate()
+    d.add(PodStatusPatchCall(make_pod("busy"), unschedulable("m0"), None))
+    wait_for(lambda: rest.log)
+
+
 def unschedulable(message: str, generation: int = 1) -> PodCondition:
     return PodCondition(
         type="PodScheduled", status="False", observed_generation=generation, reason="Unschedulable", message=message
@@ -102,9 +109,7 @@ class Outcomes:
 def test_a_newer_patch_is_merged_into_the_waiting_one(io: IoLoop, rest: FakeRest) -> None:
     d = dispatcher(io, rest)
     out = Outcomes()
-    rest.close_gate()
-    d.add(PodStatusPatchCall(make_pod("busy"), unschedulable("m0"), None))  # holds the only worker
-    wait_for(lambda: rest.log)
+    occupy_the_worker(d, rest)
     p = make_pod("p")
     d.add(PodStatusPatchCall(p, unschedulable("first"), "node-1"), out("first"))
     d.add(PodStatusPatchCall(p, unschedulable("second"), None), out("second"))
@@ -122,9 +127,7 @@ def test_a_newer_patch_is_merged_into_the_waiting_one(io: IoLoop, rest: FakeRest
 def test_a_binding_replaces_a_waiting_patch_and_a_patch_behind_a_binding_is_skipped(io: IoLoop, rest: FakeRest) -> None:
     d = dispatcher(io, rest)
     out = Outcomes()
-    rest.close_gate()
-    d.add(PodStatusPatchCall(make_pod("busy"), unschedulable("m0"), None))
-    wait_for(lambda: rest.log)
+    occupy_the_worker(d, rest)
     p = make_pod("p")
     d.add(PodStatusPatchCall(p, unschedulable("m"), None), out("patch"))
     d.add(PodBindingCall("default", "p", p.metadata.uid, "node-1"), out("bind"))
@@ -165,9 +168,7 @@ def test_calls_without_effect_are_not_sent(io: IoLoop, rest: FakeRest) -> None:
     # A condition differing only in observedGeneration is not a change (UpdatePodCondition ignores it).
     assert isinstance(d.add(PodStatusPatchCall(already, unschedulable("m", 2), None)), CallSkipped)
 
-    rest.close_gate()
-    d.add(PodStatusPatchCall(make_pod("busy"), unschedulable("m0"), None))
-    wait_for(lambda: rest.log)
+    occupy_the_worker(d, rest)
     q = make_pod("q")
     d.add(PodStatusPatchCall(q, unschedulable("m"), None), out("waiting"))
     d.sync_pod(with_condition(q, unschedulable("m")))  # the watch shows it written (another replica did)
@@ -179,9 +180,7 @@ def test_calls_without_effect_are_not_sent(io: IoLoop, rest: FakeRest) -> None:
 
 def test_the_watch_updates_the_base_of_a_waiting_patch(io: IoLoop, rest: FakeRest) -> None:
     d = dispatcher(io, rest)
-    rest.close_gate()
-    d.add(PodStatusPatchCall(make_pod("busy"), unschedulable("m0"), None))
-    wait_for(lambda: rest.log)
+    occupy_the_worker(d, rest)
     p = make_pod("p")
     d.add(PodStatusPatchCall(p, unschedulable("new"), None))
     d.sync_pod(with_condition(p, unschedulable("old")))
@@ -196,9 +195,7 @@ def test_the_watch_updates_the_base_of_a_waiting_patch(io: IoLoop, rest: FakeRes
 def test_a_waiting_patch_of_a_pod_deleted_or_bound_is_dropped(io: IoLoop, rest: FakeRest, deleted: bool) -> None:
     d = dispatcher(io, rest)
     out = Outcomes()
-    rest.close_gate()
-    d.add(PodStatusPatchCall(make_pod("busy"), unschedulable("m0"), None))
-    wait_for(lambda: rest.log)
+    occupy_the_worker(d, rest)
     p = make_pod("p")
     d.add(PodStatusPatchCall(p, unschedulable("m"), None), out("patch"))
     d.drop_obsolete(p if deleted else make_pod("p", node="node-1"), deleted=deleted)
@@ -247,9 +244,7 @@ def test_at_most_parallelism_calls_run_at_once(io: IoLoop, rest: FakeRest) -> No
 def test_close_fails_what_is_left(io: IoLoop, rest: FakeRest) -> None:
     d = dispatcher(io, rest)
     out = Outcomes()
-    rest.close_gate()
-    d.add(PodStatusPatchCall(make_pod("busy"), unschedulable("m0"), None))
-    wait_for(lambda: rest.log)
+    occupy_the_worker(d, rest)
     d.add(PodBindingCall("default", "p", "uid-p", "node-1"), out("bind"))
     d.close()
     assert isinstance(out.got["bind"], DispatcherClosed)
