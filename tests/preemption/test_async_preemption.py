@@ -10,13 +10,17 @@ are the same in repeated runs).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from kubesched.api.core import PodCondition
+from kubesched.cluster.client import POD, EmbeddedClient
+from kubesched.cluster.store import ClusterStore
 from kubesched.framework.types import PodInfo
-from kubesched.preemption.evaluator import Victims, pick_one_node_for_preemption
+from kubesched.preemption.evaluator import Candidate, Evaluator, Victims, pick_one_node_for_preemption
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
 from kubesched.simulate.scenario import load_scenario
@@ -60,3 +64,66 @@ def test_a_victim_that_never_started_counts_as_started_after_every_one_that_did(
     # Among the highest-priority victims of a node, the earliest start counts: a started one wins.
     victims["node-a"] = Victims([_victim("v-a1", 0), _victim("v-a2", 0, datetime(2024, 1, 1, tzinfo=UTC))])
     assert pick_one_node_for_preemption(["node-a", "node-b"], victims, None) == "node-b"
+
+
+class _Handle:
+    """What carrying out a preemption asks of the framework handle, over an embedded cluster."""
+
+    def __init__(self, client: EmbeddedClient) -> None:
+        self.client = client
+        self.activated: list[str] = []
+
+    def get_waiting_pod(self, uid: str) -> None:
+        return None
+
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
+        return []
+
+    def activate(self, pods: list[PodInfo]) -> None:
+        self.activated += [p.name for p in pods]
+
+    def metrics_observe_victims(self, n: int) -> None:
+        pass
+
+    def run_after_cycles(self, cycles: int, fn: Callable[[], None]) -> None:
+        fn()
+
+
+def _carry_out(victims: list[PodInfo], client: EmbeddedClient) -> tuple[_Handle, list[str]]:
+    handle = _Handle(client)
+    ev = Evaluator("DefaultPreemption", handle, None)  # type: ignore[arg-type]
+    removed: list[str] = []
+    ev.on_victim = lambda victim, preemptor, node: removed.append(victim.name)
+    preemptor = PodInfo(make_pod("high", "2", priority=1000, uid="uid-high"))
+    ev.prepare_candidate_async(Candidate("node-0", Victims(victims)), preemptor)
+    assert not ev.is_pod_running_preemption("uid-high")
+    return handle, removed
+
+
+def test_victims_deleted_now_requeue_the_preemptor_by_their_deletion_events() -> None:
+    client = EmbeddedClient(ClusterStore())
+    victims = [PodInfo(client.create(POD, make_pod(f"low{i}", "1", priority=0, node="node-0"))) for i in range(2)]
+    handle, removed = _carry_out(victims, client)
+    assert removed == ["low0", "low1"] and client.store.count(POD) == 0
+    assert handle.activated == []
+    assert [e.reason for e in client.events.events] == ["Preempted", "Preempted"]
+
+
+def test_a_preemptor_whose_victims_are_all_gone_is_activated() -> None:
+    # An earlier preemption by the same pod deleted the victim; no deletion event will come to requeue it.
+    client = EmbeddedClient(ClusterStore())
+    created = client.create(POD, make_pod("low0", "1", priority=0, node="node-0"))
+    cond = PodCondition(
+        type="DisruptionTarget",
+        status="True",
+        reason="PreemptionByScheduler",
+        message="default-scheduler: preempting to accommodate a higher priority pod",
+    )
+    marked = client.update_pod_status("default", "low0", condition=cond)
+    client.store.delete(POD, "default/low0")
+    handle, removed = _carry_out([PodInfo(marked)], client)
+    assert removed == [] and handle.activated == ["high"]
+    assert client.events.events == []
+    # Upstream patches a victim it saw without the condition: the 404 is an error, which activates it too.
+    handle, removed = _carry_out([PodInfo(created)], client)
+    assert removed == [] and handle.activated == ["high"]

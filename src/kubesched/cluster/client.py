@@ -161,8 +161,11 @@ class EmbeddedClient:
     def patch_pod_status(self, namespace: str, name: str, condition: PodCondition) -> Pod | None:
         """util.PatchPodStatus: a condition written at once (preemption's DisruptionTarget, before the delete).
 
-        Live mode sends it past its API dispatcher; here it is update_pod_status.
+        Live mode sends it past its API dispatcher; here it is update_pod_status, and a pod that is gone
+        is the API server's 404 (NotFound), as upstream's patch meets it.
         """
+        if self.store.find(POD, f"{namespace}/{name}") is None:
+            raise NotFound(POD, f"{namespace}/{name}")
         return self.update_pod_status(namespace, name, condition=condition)
 
     def delete_pod(self, namespace: str, name: str, grace_seconds: float | None = None) -> None:

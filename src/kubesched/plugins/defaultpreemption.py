@@ -154,7 +154,8 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         A preemptor that PreEnqueue gated while its victims were being deleted
         (an update of the pod itself can requeue it then) is looked at again on
         each pod deletion; the other plugins that rejected it decide. The
-        evaluator re-activates it only when an API call failed.
+        evaluator re-activates it when an API call failed or every victim was
+        already gone (no deletion event will come).
         """
         return [ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.DELETE), _skip)]
 

@@ -14,7 +14,8 @@ Preempt, step by step, as upstream:
    scheduled while the victims are still in the cache (with the preemptor nominated), for as
    many cycles as upstream's API calls typically take; meanwhile the preemptor is held back by
    the plugin's PreEnqueue, and released just before the last victim is deleted so that the
-   deletion event requeues it.
+   deletion event requeues it; it is activated when an API call failed, or when every
+   victim was already gone.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from kubesched.api.core import PodCondition
 from kubesched.api.gosort import sort_slice
 from kubesched.api.scheduling import PodDisruptionBudget
+from kubesched.cluster.client import _set_condition
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.interface import PostFilterResult
@@ -43,6 +45,11 @@ PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 CYCLES_PER_API_ROUND = 2
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+# What preempting one victim came to: removed now, already gone, or an API call failed.
+Outcome = Literal["done", "gone", "failed"]
+DONE: Outcome = "done"
+GONE: Outcome = "gone"
+FAILED: Outcome = "failed"
 
 log = logging.getLogger("kubesched.preemption")
 
@@ -339,16 +346,21 @@ class Evaluator:
         if not victims:
             self.preempting.discard(pod.uid)
             return
-        for v in victims[:-1]:
-            failed |= not self.preempt_pod(c, pod, v)
+        outcomes = [self.preempt_pod(c, pod, v) for v in victims[:-1]]
         self.preempting.discard(pod.uid)
-        failed |= not self.preempt_pod(c, pod, victims[-1])
-        if failed:
+        outcomes.append(self.preempt_pod(c, pod, victims[-1]))
+        failed |= FAILED in outcomes
+        # Upstream 1.34.1 re-activates the preemptor only on an API error. When every victim was already
+        # gone (an earlier preemption of the same pod deleted them), no deletion event will requeue a
+        # preemptor that PreEnqueue held back meanwhile, and 1.34.1 leaves it in the unschedulable pool
+        # until the five-minute flush; later releases fix that (IsPodRunningPreemption looks at the last
+        # victim in the informer cache), and so do we, by activating it.
+        if failed or all(o == GONE for o in outcomes):
             self.handle.activate([pod])
         result = "error" if failed else "success"
         info(log, 2, "Async Preemption finished completely", preemptor=kobj(pod.key), node=c.name, result=result)
 
-    def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> bool:
+    def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> Outcome:
         """Reject a victim waiting at Permit, or mark it DisruptionTarget and delete it."""
         wp = self.handle.get_waiting_pod(victim.uid)
         refs = {"preemptor": kobj(preemptor.key), "victim": kobj(victim.key)}
@@ -371,20 +383,29 @@ class Evaluator:
                 reason=PREEMPTION_BY_SCHEDULER,
                 message=f"{preemptor.pod.spec.scheduler_name}: preempting to accommodate a higher priority pod",
             )
-            if client.get_pod(victim.namespace, victim.name) is None:
-                return True
-            # util.PatchPodStatus, then util.DeletePod: written now, not through live mode's API dispatcher.
-            failure = "Could not add DisruptionTarget condition due to preemption"
+            # util.PatchPodStatus (only when the condition changes the victim as the scheduler last saw it),
+            # then util.DeletePod: written now, not through live mode's API dispatcher. A victim that is gone
+            # fails the patch (an error, as upstream) but not the delete.
+            if _set_condition(victim.pod.status.conditions, cond) is not victim.pod.status.conditions:
+                try:
+                    client.patch_pod_status(victim.namespace, victim.name, cond)
+                except Exception as err:  # noqa: BLE001 - an API failure re-activates the preemptor
+                    log.error(
+                        "Could not add DisruptionTarget condition due to preemption",
+                        extra={"err": str(err), "pod": refs["victim"], "preemptor": refs["preemptor"]},
+                    )
+                    return FAILED
             try:
-                client.patch_pod_status(victim.namespace, victim.name, cond)
-                failure = "Tried to preempted pod"
                 client.delete_pod(victim.namespace, victim.name)
             except KeyError:
                 info(log, 2, "Victim Pod is already deleted", **refs, node=c.name)
-                return True
+                return GONE
             except Exception as err:  # noqa: BLE001 - an API failure re-activates the preemptor
-                log.error(failure, extra={"err": str(err), "pod": refs["victim"], "preemptor": refs["preemptor"]})
-                return False
+                log.error(
+                    "Tried to preempted pod",
+                    extra={"err": str(err), "pod": refs["victim"], "preemptor": refs["preemptor"]},
+                )
+                return FAILED
             info(log, 2, "Preemptor Pod preempted victim Pod", **refs, node=c.name)
         if self.on_victim is not None:
             self.on_victim(victim, preemptor, c.name)
@@ -396,7 +417,7 @@ class Evaluator:
             victim.key,
             preemptor.key,
         )
-        return True
+        return DONE
 
 
 def lower_priority_nominated_pods(handle: Any, pod: PodInfo, node: str) -> list[PodInfo]:
