@@ -323,9 +323,12 @@ class Evaluator:
         # Upstream's goroutine deletes all victims but the last in parallel, then the last one: one or two
         # rounds of API calls, each taking about CYCLES_PER_API_ROUND of its scheduling cycles.
         rounds = min(to_delete, 2)
-        self.handle.run_after_cycles(rounds * CYCLES_PER_API_ROUND, lambda: self._carry_out(c, pod))
+        # The goroutine looks up the lower-priority pods nominated to the node as soon as it starts, before
+        # the scheduling loop gets to nominate any other pod there.
+        nominated = lower_priority_nominated_pods(self.handle, pod, c.name)
+        self.handle.run_after_cycles(rounds * CYCLES_PER_API_ROUND, lambda: self._carry_out(c, pod, nominated))
 
-    def _carry_out(self, c: Candidate, pod: PodInfo) -> None:
+    def _carry_out(self, c: Candidate, pod: PodInfo, nominated: list[PodInfo]) -> None:
         failed = False
         victims = c.victims.pods
         if victims:
@@ -338,7 +341,7 @@ class Evaluator:
                 numVictims=len(victims),
                 numVictimsToDelete=sum(1 for v in victims if v.pod.metadata.deletion_timestamp is None),
             )
-        for np_ in lower_priority_nominated_pods(self.handle, pod, c.name):
+        for np_ in nominated:
             try:
                 self.handle.client.update_pod_status(np_.namespace, np_.name, nominated_node_name="")
             except Exception:  # noqa: BLE001 - clearing nominations is not critical
