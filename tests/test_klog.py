@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import logging
+import subprocess
+import sys
 
 import pytest
 
@@ -56,3 +58,11 @@ def test_object_references_as_klog_writes_them() -> None:
     record.levelno, record.levelname = logging.ERROR, "ERROR"
     doc = json.loads(JsonFormatter().format(record))
     assert "v" not in doc and doc["level"] == "error"
+
+
+def test_offline_commands_print_no_log_lines_of_the_scheduler() -> None:
+    # Upstream's error lines (e.g. a preemption victim another preemptor deleted first) belong in a live
+    # scheduler's log; `simulate` has no log, and Python's last-resort handler must not print them bare.
+    code = "import logging, kubesched; logging.getLogger('kubesched.preemption').error('Could not add condition')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr == ""
