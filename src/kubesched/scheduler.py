@@ -163,6 +163,10 @@ class Scheduler:
         self._during_cycles: list[tuple[int, Callable[[], None]]] = []
         # Binding cycles waiting at Permit, each with the perf_counter() its scheduling cycle started at.
         self._parked: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo, float]] = []
+        # Upstream binds in a goroutine and pops the next pod at once: the binding's watch events reach the
+        # queue while that pod is in flight (so a failure there may be retried after backoff, as in-flight
+        # events decide). Set after a synchronous binding cycle: the next pop comes before the delivery.
+        self._bind_events_late = False
         # uid -> the PodInfo last made for the pod (see _info).
         self._infos: dict[str, PodInfo] = {}
         # Reports install one (see AttemptObserver); None: nothing is recorded.
@@ -412,7 +416,8 @@ class Scheduler:
 
     def schedule_one(self) -> bool:
         """Pop one pod and try to schedule it; False when no pod can be popped."""
-        self.sync()
+        if not self._bind_events_late:
+            self.sync()
         q = self.queue
         assert q is not None
         ripe, waiting = [], []
@@ -420,7 +425,12 @@ class Scheduler:
             (ripe if cycles <= 1 else waiting).append((cycles - 1, fn))
         self._during_cycles[:] = waiting
         overlapping = [fn for _, fn in ripe]
+        late, self._bind_events_late = self._bind_events_late, False
         qpi = q.pop()
+        if late:
+            self.sync()
+            if qpi is None:
+                qpi = q.pop()
         if qpi is None:
             # No cycle to overlap: the work finishes on its own.
             overlapping += [fn for _, fn in waiting]
@@ -454,7 +464,10 @@ class Scheduler:
             return True
         self._run_after_cycle()
         self.binding_cycle(state, fw, result, assumed, start)
-        self._run_after_cycle()
+        if self._after_cycle or self.bind_runner is not None:
+            self._run_after_cycle()
+        else:
+            self._bind_events_late = True
         return True
 
     def run_after_cycles(self, cycles: int, fn: Callable[[], None]) -> None:
