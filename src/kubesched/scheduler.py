@@ -416,7 +416,8 @@ class Scheduler:
 
     def schedule_one(self) -> bool:
         """Pop one pod and try to schedule it; False when no pod can be popped."""
-        if not self._bind_events_late:
+        late, self._bind_events_late = self._bind_events_late, False
+        if not late:
             self.sync()
         q = self.queue
         assert q is not None
@@ -425,7 +426,6 @@ class Scheduler:
             (ripe if cycles <= 1 else waiting).append((cycles - 1, fn))
         self._during_cycles[:] = waiting
         overlapping = [fn for _, fn in ripe]
-        late, self._bind_events_late = self._bind_events_late, False
         qpi = q.pop()
         if late:
             self.sync()

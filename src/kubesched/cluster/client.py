@@ -129,7 +129,9 @@ class EmbeddedClient:
             raise NotFound("Node", node)
         cond = PodCondition(type="PodScheduled", status="True", last_transition_time=self.store.clock.datetime())
         status = msgspec.structs.replace(
-            pod.status, conditions=_set_condition(pod.status.conditions, cond), phase=pod.status.phase or "Pending"
+            pod.status,
+            conditions=update_pod_condition(pod.status.conditions, cond),
+            phase=pod.status.phase or "Pending",
         )
         spec = msgspec.structs.replace(pod.spec, node_name=node)
         self.store.update(POD, msgspec.structs.replace(pod, spec=spec, status=status))
@@ -148,7 +150,7 @@ class EmbeddedClient:
         status = pod.status
         changes: dict[str, Any] = {}
         if condition is not None:
-            conds = _set_condition(status.conditions, condition, self.store.clock.datetime())
+            conds = update_pod_condition(status.conditions, condition, self.store.clock.datetime())
             if conds is not status.conditions:
                 changes["conditions"] = conds
         if nominated_node_name is not None and nominated_node_name != status.nominated_node_name:
@@ -279,7 +281,7 @@ def _list_through_json(rl: dict[str, Any]) -> dict[str, Any]:
     return rl if out is None else out
 
 
-def _set_condition(
+def update_pod_condition(
     conditions: list[PodCondition], cond: PodCondition, now: datetime | None = None
 ) -> list[PodCondition]:
     """UpdatePodCondition: replace the condition of the same type; keep the transition time if status is unchanged."""

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from kubesched.api.core import Pod, PodCondition, PodStatus
-from kubesched.cluster.client import _set_condition
+from kubesched.cluster.client import update_pod_condition
 from kubesched.klog import info, kobj
 from kubesched.live.errors import ApiError, decode_status, error_for
 from kubesched.live.resources import BY_KIND
@@ -173,7 +173,7 @@ class PodStatusPatchCall:
         st = self.status
         conds = st.conditions
         if self.condition is not None:
-            conds = _set_condition(conds, self.condition, now)
+            conds = update_pod_condition(conds, self.condition, now)
         return pod_status_patch(st.conditions, conds, st.nominated_node_name, self.nominated_node_name)
 
     async def execute(self, rest: RestClient) -> None:

@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol
 from kubesched.api.core import PodCondition
 from kubesched.api.gosort import sort_slice
 from kubesched.api.scheduling import PodDisruptionBudget
-from kubesched.cluster.client import _set_condition
+from kubesched.cluster.client import update_pod_condition
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.interface import PostFilterResult
@@ -389,7 +389,7 @@ class Evaluator:
             # util.PatchPodStatus (only when the condition changes the victim as the scheduler last saw it),
             # then util.DeletePod: written now, not through live mode's API dispatcher. A victim that is gone
             # fails the patch (an error, as upstream) but not the delete.
-            if _set_condition(victim.pod.status.conditions, cond) is not victim.pod.status.conditions:
+            if update_pod_condition(victim.pod.status.conditions, cond) is not victim.pod.status.conditions:
                 try:
                     client.patch_pod_status(victim.namespace, victim.name, cond)
                 except Exception as err:  # noqa: BLE001 - an API failure re-activates the preemptor
