@@ -27,7 +27,7 @@ from kubesched.api.core import Node, Pod, PodCondition
 from kubesched.cache.cache import Cache, CacheError
 from kubesched.cluster.store import ADDED, DELETED, FINAL_STATE_UNKNOWN, MODIFIED
 from kubesched.config.types import KubeSchedulerConfiguration
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import BIND_NOT_BEFORE, CycleState
 from kubesched.framework.diagnosis import EXTENDER_NAME, Diagnosis, FitError
 from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
@@ -161,8 +161,8 @@ class Scheduler:
         # API calls), with the number of scheduling cycles it takes: it runs, and its watch events
         # arrive, once that many more cycles have ended, or as soon as no pod is left to attempt.
         self._during_cycles: list[tuple[int, Callable[[], None]]] = []
-        # Binding cycles waiting at Permit, each with the perf_counter() its scheduling cycle started at.
-        self._parked: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo, float]] = []
+        # Binding cycles waiting: at Permit, or after PreBind until a time (see BIND_NOT_BEFORE).
+        self._parked: list[_ParkedBinding] = []
         # Upstream binds in a goroutine and pops the next pod at once: the binding's watch events reach the
         # queue while that pod is in flight (so a failure there may be retried after backoff, as in-flight
         # events decide). Set after a synchronous binding cycle: the next pop comes before the delivery.
@@ -720,7 +720,7 @@ class Scheduler:
     ) -> None:
         wp = fw.waiting_pods.get(qpi.uid)
         if wp is not None and not wp.is_resolved():
-            self._parked.append((fw, state, result, qpi, start))
+            self._parked.append(_ParkedBinding(fw, state, result, qpi, start))
             return
         self._finish_binding_cycle(state, fw, result, qpi, start)
 
@@ -742,21 +742,34 @@ class Scheduler:
             s = fw.run_pre_bind_plugins(state, pod, host)
             if s is not None and s.is_rejected():
                 s = _single_node_fit(pod, result, s)
-        if s is None:
-            self.queue.done(qpi.uid)  # type: ignore[union-attr]
-            if self.bind_runner is not None:
+        if s is not None:
+            self._binding_done(state, fw, result, qpi, s, start)
+            return
+        self.queue.done(qpi.uid)  # type: ignore[union-attr]
+        not_before = state.get(BIND_NOT_BEFORE)
+        if not_before is not None and not_before > self.now():
+            self._parked.append(_ParkedBinding(fw, state, result, qpi, start, not_before))
+            return
+        self._bind_step(state, fw, result, qpi, start)
 
-                def done(st: Status | None) -> None:
-                    self._binding_done(state, fw, result, qpi, self._bound(pod, host, st), start)
-                    self._run_after_cycle()
+    def _bind_step(
+        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo, start: float
+    ) -> None:
+        """After PreBind: the Bind call (off this thread in live mode), then the binding cycle's end."""
+        pod = qpi.pod_info
+        host = result.suggested_host
+        if self.bind_runner is not None:
 
-                if self.bind_caller is not None and self._binds_by_default(fw, pod):
-                    self.bind_caller(pod, host, fw.default_bind_status, done)
-                else:
-                    self.bind_runner(pod, host, lambda: self._run_binders(fw, state, pod, host), done)
-                return
-            s = self._bind(fw, state, pod, host)
-        self._binding_done(state, fw, result, qpi, s, start)
+            def done(st: Status | None) -> None:
+                self._binding_done(state, fw, result, qpi, self._bound(pod, host, st), start)
+                self._run_after_cycle()
+
+            if self.bind_caller is not None and self._binds_by_default(fw, pod):
+                self.bind_caller(pod, host, fw.default_bind_status, done)
+            else:
+                self.bind_runner(pod, host, lambda: self._run_binders(fw, state, pod, host), done)
+            return
+        self._binding_done(state, fw, result, qpi, self._bind(fw, state, pod, host), start)
 
     def _binding_done(
         self,
@@ -845,28 +858,41 @@ class Scheduler:
         self.handle_scheduling_failure(fw, qpi, s, CLEAR_NOMINATED_NODE, start)
 
     def resume_parked(self) -> bool:
-        """Finish the binding cycles of pods whose Permit wait ended (allowed, rejected or timed out)."""
+        """Finish the binding cycles whose wait ended: Permit allowed, rejected or timed out; PreBind's time came."""
         now = self.now()
         progressed = False
-        still: list[tuple[Framework, CycleState, ScheduleResult, QueuedPodInfo, float]] = []
-        for fw, state, result, qpi, start in self._parked:
-            wp = fw.waiting_pods.get(qpi.uid)
-            if wp is not None:
-                wp.expire(now)
-            if wp is None or wp.is_resolved():
-                self._finish_binding_cycle(state, fw, result, qpi, start)
-                self._run_after_cycle()
-                self.sync()
-                progressed = True
+        still: list[_ParkedBinding] = []
+        parked, self._parked = self._parked, []
+        for p in parked:
+            if p.not_before is not None:
+                ready = p.not_before <= now
             else:
-                still.append((fw, state, result, qpi, start))
-        self._parked = still
+                wp = p.fw.waiting_pods.get(p.qpi.uid)
+                if wp is not None:
+                    wp.expire(now)
+                ready = wp is None or wp.is_resolved()
+            if not ready:
+                still.append(p)
+                continue
+            if p.not_before is not None:
+                self._bind_step(p.state, p.fw, p.result, p.qpi, p.start)
+            else:
+                self._finish_binding_cycle(p.state, p.fw, p.result, p.qpi, p.start)
+            self._run_after_cycle()
+            self.sync()
+            progressed = True
+        # Cycles parked again while resuming (a Permit wait that ended in a PreBind wait) come after.
+        self._parked = still + self._parked
         return progressed
 
-    def next_permit_deadline(self) -> float | None:
+    def next_parked_deadline(self) -> float | None:
+        """When the next parked binding cycle can move on by itself (a Permit timeout, a PreBind wait's end)."""
         deadlines = []
-        for fw, _state, _result, qpi, _start in self._parked:
-            wp = fw.waiting_pods.get(qpi.uid)
+        for p in self._parked:
+            if p.not_before is not None:
+                deadlines.append(p.not_before)
+                continue
+            wp = p.fw.waiting_pods.get(p.qpi.uid)
             if wp is not None:
                 d = wp.next_deadline()
                 if d is not None:
@@ -946,6 +972,18 @@ class Scheduler:
         self.client.update_pod_status(
             pod.metadata.namespace, pod.metadata.name, condition=cond, nominated_node_name=nnn
         )
+
+
+@dataclass(slots=True)
+class _ParkedBinding:
+    """A binding cycle waiting: at Permit (not_before None), or after PreBind until not_before."""
+
+    fw: Framework
+    state: CycleState
+    result: ScheduleResult
+    qpi: QueuedPodInfo
+    start: float  # perf_counter() at its scheduling cycle's start (the attempt-duration metric)
+    not_before: float | None = None
 
 
 def _terminal(pod: Pod) -> bool:

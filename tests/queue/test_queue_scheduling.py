@@ -159,8 +159,24 @@ def test_backoff_expiration_is_truncated_to_the_one_second_window() -> None:
     assert qpi.backoff_expiration == 1001.0  # 1000.7 + 1 s, truncated to the second
     clock.t = 1000.99
     assert q.is_backing_off(qpi)
+    # Upstream compares with the start of the current window: the whole window of the expiry still backs off.
     clock.t = 1001.0
+    assert q.is_backing_off(qpi)
+    clock.t = 1001.99
+    assert q.is_backing_off(qpi)
+    clock.t = 1002.0
     assert not q.is_backing_off(qpi)
+
+
+def test_a_pod_that_never_failed_is_not_backing_off_even_in_its_arrival_window() -> None:
+    clock = Clock(1000.5)
+    q = _queue(clock)
+    pi = _pi("p")
+    q.add(pi)
+    qpi = q.pop()
+    assert qpi is not None
+    assert not q.is_backing_off(qpi)
+    assert qpi.backoff_expiration is None  # nothing cached before a failure
 
 
 def test_backoff_completed_pods_are_flushed_to_active() -> None:
@@ -173,6 +189,9 @@ def test_backoff_completed_pods_are_flushed_to_active() -> None:
     _fail(q, "b", {"Fit"})
     q.move_all_to_active_or_backoff(NODE_ADD)
     assert (_where(q, a), _where(q, b)) == (BACKOFF_Q, BACKOFF_Q)
+    q.flush_backoff_completed()
+    assert (_where(q, a), _where(q, b)) == (BACKOFF_Q, BACKOFF_Q)
+    clock.t += 1  # the expiry's own window: not yet
     q.flush_backoff_completed()
     assert (_where(q, a), _where(q, b)) == (BACKOFF_Q, BACKOFF_Q)
     clock.t += 1
@@ -233,10 +252,13 @@ def test_pods_without_rejecting_plugins_go_to_backoff_with_error_counts() -> Non
     assert q.pop() is None  # the error backoff queue is not popped early
     clock.t += 1
     q.flush_backoff_completed()
+    assert q.pop() is None  # its expiry's window has only begun
+    clock.t += 1
+    q.flush_backoff_completed()
     assert _fail(q, "p", set()) == BACKOFF_Q
     assert q.find(pi.uid).consecutive_errors_count == 2
     assert q.find(pi.uid).backoff_expiration == clock.t + 2
-    clock.t += 2
+    clock.t += 3
     q.flush_backoff_completed()
     # a rejection by a plugin resets the error count
     _fail(q, "p", {"Fit"})

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+# A PreBind plugin that started work the API completes later (volume binding: the PV controller) writes the
+# time before which Bind must not be called; the scheduler parks the binding cycle until then.
+BIND_NOT_BEFORE = "kubesched/bind-not-before"
+
 
 class StateData(Protocol):
     """What a plugin stores in CycleState. `clone()` is used by preemption's dry runs."""

@@ -283,7 +283,7 @@ class LiveScheduler:
                 progressed = sched.schedule_one() or progressed
             if not progressed:
                 wait = next_flush - time.monotonic()
-                deadline = sched.next_permit_deadline()
+                deadline = sched.next_parked_deadline()
                 if deadline is not None:
                     wait = min(wait, deadline - self.clock.now())
                 self._drain(True, max(wait, 0.005))

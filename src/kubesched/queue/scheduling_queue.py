@@ -146,14 +146,13 @@ class SchedulingQueue:
         if self._on_event is not None:
             self._on_event(what, qpi, event)
 
-    def _backoff_duration(self, q: QueuedPodInfo) -> float:
-        if q.attempts == 0:
-            return 0.0
-        count = q.unschedulable_count
+    def _failure_count(self, q: QueuedPodInfo) -> int:
+        """The failures backoff grows with: consecutive errors if the last attempts erred, else rejections."""
         if q.consecutive_errors_count > 0:
-            count = q.consecutive_errors_count
-        if count == 0:
-            return 0.0
+            return q.consecutive_errors_count
+        return q.unschedulable_count
+
+    def _backoff_duration(self, count: int) -> float:
         d = self.initial_backoff
         for _ in range(1, count):
             if d > self.max_backoff - d:
@@ -162,14 +161,22 @@ class SchedulingQueue:
         return d
 
     def _backoff_time(self, q: QueuedPodInfo) -> float:
+        count = self._failure_count(q)
+        if count == 0:
+            # Never failed: no backoff at all (not even the current window's), nothing cached.
+            return -math.inf
         if q.backoff_expiration is None:
-            t = q.timestamp + self._backoff_duration(q)
             # Aligned to the backoffQ ordering window (1 s) when popping from backoffQ is on.
-            q.backoff_expiration = math.floor(t / BACKOFF_ORDERING_WINDOW) * BACKOFF_ORDERING_WINDOW
+            q.backoff_expiration = self._window_start(q.timestamp + self._backoff_duration(count))
         return q.backoff_expiration
 
     def is_backing_off(self, q: QueuedPodInfo) -> bool:
-        return self._backoff_time(q) > self.clock()
+        """Still in backoff while its (aligned) expiry is not before the current window's start."""
+        return self._backoff_time(q) >= self._window_start(self.clock())
+
+    @staticmethod
+    def _window_start(t: float) -> float:
+        return math.floor(t / BACKOFF_ORDERING_WINDOW) * BACKOFF_ORDERING_WINDOW
 
     def _run_pre_enqueue(self, q: QueuedPodInfo) -> None:
         plugins = self.pre_enqueue_plugins.get(q.pod.spec.scheduler_name, ())
@@ -451,11 +458,10 @@ class SchedulingQueue:
         self.unschedulable.pop(uid, None)
 
     def flush_backoff_completed(self) -> None:
-        now = self.clock()
         for heap in (self.backoff_q, self.error_backoff_q):
             while True:
                 q = heap.peek()
-                if q is None or self._backoff_time(q) > now:
+                if q is None or self.is_backing_off(q):
                     break
                 heap.pop()
                 self._move_to_active(q, BACKOFF_COMPLETE, from_backoff=True)

@@ -13,8 +13,8 @@ are templates for the trace. Then time moves from one event to the next:
    scheduler's preemption, as in a real cluster, and counted;
 4. the cluster is sampled.
 
-Scheduling itself takes no virtual time, so a pod that fits on arrival has a
-latency of 0; latency measures queueing: waiting for room, for victims to go.
+Scheduling itself takes no virtual time (binding claims takes upstream's one-second check), so a pod
+that fits on arrival has a latency of 0; latency measures queueing: waiting for room, for victims to go.
 """
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ class Replay:
             times.append(self.trace.entries[next_arrival].time)
         if self.finishes:
             times.append(self.finishes[0][0])
-        for t in (self.scheduler.next_permit_deadline(), self.cluster.client.next_termination()):
+        for t in (self.scheduler.next_parked_deadline(), self.cluster.client.next_termination()):
             if t is not None:
                 times.append(t)
         return min(times) if times else None

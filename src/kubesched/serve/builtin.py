@@ -48,7 +48,7 @@ class BuiltinScheduler:
                 continue
             self._wake.clear()
             wait = next_flush - time.monotonic()
-            deadline = sched.next_permit_deadline()
+            deadline = sched.next_parked_deadline()
             if deadline is not None:
                 wait = min(wait, deadline - sched.now())
             with contextlib.suppress(TimeoutError):

@@ -7,7 +7,7 @@ in `sequential` mode one by one, each after the previous has settled; in
 `batch` mode all at once. "Settled" means the scheduler has nothing left to
 try: no pod to pop, no binding waiting at Permit, no victim still terminating.
 Time only moves when nothing else can happen (Permit timeouts, graceful
-terminations), so the run is exact and instant.
+terminations, the second volume binding takes), so the run is exact and instant.
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ class Simulation:
                 continue
             if sched.has_parked() and sched.resume_parked():
                 continue
-            times = [t for t in (sched.next_permit_deadline(), client.next_termination()) if t is not None]
+            times = [t for t in (sched.next_parked_deadline(), client.next_termination()) if t is not None]
             if not times:
                 return
             clock.advance_to(min(times))

@@ -17,7 +17,7 @@ from typing import Any
 from kubesched.api.core import Pod
 from kubesched.config.gofmt import go_quote
 from kubesched.config.types import VolumeBindingArgs
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import BIND_NOT_BEFORE, CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched.framework.interface import (
     EnqueueExtensions,
@@ -51,6 +51,8 @@ from kubesched.plugins.volumebinding.scorer import STORAGE_CAPACITY_SCORING, Cla
 
 _STATE_KEY = names.VOLUME_BINDING
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+# How often BindPodVolumes checks whether the claims it wrote are bound (seconds).
+BIND_POLL_INTERVAL = 1.0
 
 
 class _State:
@@ -250,6 +252,9 @@ class VolumeBinding(
             self.binder.bind_pod_volumes(pod.pod, pod_volumes)
         except BinderError as e:
             return Status.as_error(e)
+        # Upstream then polls the claims once a second until the PV controller has bound them (the first
+        # look comes after a second): Bind follows a second later at the earliest.
+        state.write(BIND_NOT_BEFORE, self.handle.now() + BIND_POLL_INTERVAL)
         return None
 
     # ------------------------------------------------------------ queueing
