@@ -121,11 +121,12 @@ def disagreements(runs: list[dict[str, Any]], ours: dict[str, Any], order: list[
             continue
         theirs = [run["results"][i] for run in runs]
         have = mine[pod]
-        tied = [t.get("tiedNodes") for t in theirs if t.get("tiedNodes")]
-        if tied:
-            # Placed by a random draw: whether it is later evicted depends on that draw too.
-            if have["node"] not in tied[0]:
-                problems.append(f"{pod}: node {have['node']!r}, expected one of {tied[0]}")
+        if any(t.get("tiedNodes") for t in theirs):
+            # Placed by a random draw (in some run): any node some run could have drawn or chose will do;
+            # whether it is later evicted depends on that draw too.
+            allowed = sorted({n for t in theirs for n in (t.get("tiedNodes") or [t.get("node")])} - {None})
+            if have["node"] not in allowed:
+                problems.append(f"{pod}: node {have['node']!r}, expected one of {allowed}")
             continue
         for field in FIELDS:
             values = {json.dumps(t.get(field)) for t in theirs}

@@ -20,7 +20,14 @@ from kubesched.api.core import PodCondition
 from kubesched.cluster.client import POD, EmbeddedClient
 from kubesched.cluster.store import ClusterStore
 from kubesched.framework.types import PodInfo
-from kubesched.preemption.evaluator import Candidate, Evaluator, Victims, pick_one_node_for_preemption
+from kubesched.preemption.evaluator import (
+    CYCLES_PER_API_ROUND,
+    LAST_ROUND_CYCLES,
+    Candidate,
+    Evaluator,
+    Victims,
+    pick_one_node_for_preemption,
+)
 from kubesched.testing import make_pod
 
 CASES = sorted((Path(__file__).parent / "async_batch").glob("*.yaml"))
@@ -118,3 +125,34 @@ def test_a_preemptor_whose_victims_are_all_gone_is_activated() -> None:
     # Upstream patches a victim it saw without the condition: the 404 is an error, which activates it too.
     handle, removed = _carry_out([PodInfo(created)], client)
     assert removed == [] and handle.activated == ["high"]
+
+
+class _DeferringHandle(_Handle):
+    """Keeps the deferred work with its cycle counts, to run it by hand."""
+
+    def __init__(self, client: EmbeddedClient) -> None:
+        super().__init__(client)
+        self.deferred: list[tuple[int, Callable[[], None]]] = []
+
+    def run_after_cycles(self, cycles: int, fn: Callable[[], None]) -> None:
+        self.deferred.append((cycles, fn))
+
+
+def test_all_victims_but_the_last_go_first_and_the_last_a_round_later_once_the_preemptor_is_released() -> None:
+    # Upstream's goroutine deletes all victims but the last in parallel, takes the preemptor out of its
+    # preempting set, then deletes the last: a pod popped in between sees the last victim still there.
+    client = EmbeddedClient(ClusterStore())
+    victims = [PodInfo(client.create(POD, make_pod(f"low{i}", "1", priority=0, node="node-0"))) for i in range(3)]
+    handle = _DeferringHandle(client)
+    ev = Evaluator("DefaultPreemption", handle, None)  # type: ignore[arg-type]
+    preemptor = PodInfo(make_pod("high", "3", priority=1000, uid="uid-high"))
+    ev.prepare_candidate_async(Candidate("node-0", Victims(victims)), preemptor)
+    ((cycles, first),) = handle.deferred
+    assert cycles == CYCLES_PER_API_ROUND and client.store.count(POD) == 3
+    first()
+    assert sorted(p.metadata.name for p in client.store.list(POD)) == ["low2"]
+    assert ev.is_pod_running_preemption("uid-high")
+    (cycles, last) = handle.deferred[1]
+    assert cycles == LAST_ROUND_CYCLES
+    last()
+    assert client.store.count(POD) == 0 and not ev.is_pod_running_preemption("uid-high")

@@ -43,6 +43,9 @@ PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 # its preemption goroutine makes one round of API calls for victims (status patch, delete) and the
 # informer delivers the deletions: victims stay in the cache that long (measured against the oracle).
 CYCLES_PER_API_ROUND = 2
+# With two victims or more, the last one is deleted after the others: the scheduling loop, woken by the
+# first deletions, pops a pod before the last deletion arrives (upstream's logs show it in its cycle).
+LAST_ROUND_CYCLES = 1
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 # What preempting one victim came to: removed now, already gone, or an API call failed.
@@ -321,15 +324,26 @@ class Evaluator:
         self.preempting.add(pod.uid)
         to_delete = sum(1 for v in c.victims.pods if v.pod.metadata.deletion_timestamp is None)
         # Upstream's goroutine deletes all victims but the last in parallel, then the last one: one or two
-        # rounds of API calls, each taking about CYCLES_PER_API_ROUND of its scheduling cycles.
-        rounds = min(to_delete, 2)
-        # The goroutine looks up the lower-priority pods nominated to the node as soon as it starts, before
-        # the scheduling loop gets to nominate any other pod there.
+        # rounds of API calls (see CYCLES_PER_API_ROUND and LAST_ROUND_CYCLES). It looks up the lower-priority
+        # pods nominated to the node as soon as it starts, before the scheduling loop nominates another there.
         nominated = lower_priority_nominated_pods(self.handle, pod, c.name)
-        self.handle.run_after_cycles(rounds * CYCLES_PER_API_ROUND, lambda: self._carry_out(c, pod, nominated))
+        two_rounds = to_delete >= 2
+        self.handle.run_after_cycles(CYCLES_PER_API_ROUND, lambda: self._carry_out(c, pod, nominated, two_rounds))
 
-    def _carry_out(self, c: Candidate, pod: PodInfo, nominated: list[PodInfo]) -> None:
-        failed = False
+    def _carry_out(self, c: Candidate, pod: PodInfo, nominated: list[PodInfo], two_rounds: bool) -> None:
+        """All victims but the last; the last one now, or a round later."""
+        self._start(c, pod)
+        failed = self._clear_nominations(nominated)
+        if not c.victims.pods:
+            self.preempting.discard(pod.uid)
+            return
+        outcomes = [self.preempt_pod(c, pod, v) for v in c.victims.pods[:-1]]
+        if two_rounds:
+            self.handle.run_after_cycles(LAST_ROUND_CYCLES, lambda: self._last_round(c, pod, outcomes, failed))
+        else:
+            self._last_round(c, pod, outcomes, failed)
+
+    def _start(self, c: Candidate, pod: PodInfo) -> None:
         victims = c.victims.pods
         if victims:
             info(
@@ -341,17 +355,22 @@ class Evaluator:
                 numVictims=len(victims),
                 numVictimsToDelete=sum(1 for v in victims if v.pod.metadata.deletion_timestamp is None),
             )
+
+    def _clear_nominations(self, nominated: list[PodInfo]) -> bool:
+        """Clear the nominations of lower-priority pods nominated to the node; True if an API call failed."""
+        failed = False
         for np_ in nominated:
             try:
                 self.handle.client.update_pod_status(np_.namespace, np_.name, nominated_node_name="")
             except Exception:  # noqa: BLE001 - clearing nominations is not critical
                 failed = True
-        if not victims:
-            self.preempting.discard(pod.uid)
-            return
-        outcomes = [self.preempt_pod(c, pod, v) for v in victims[:-1]]
+        return failed
+
+    def _last_round(self, c: Candidate, pod: PodInfo, outcomes: list[Outcome], failed: bool) -> None:
+        """The preemptor leaves the preempting set just before its last victim goes (or its deletion could
+        be ignored while PreEnqueue still holds the preemptor back)."""
         self.preempting.discard(pod.uid)
-        outcomes.append(self.preempt_pod(c, pod, victims[-1]))
+        outcomes = [*outcomes, self.preempt_pod(c, pod, c.victims.pods[-1])]
         failed |= FAILED in outcomes
         # Upstream 1.34.1 re-activates the preemptor only on an API error. When every victim was already
         # gone (an earlier preemption of the same pod deleted them), no deletion event will requeue a
