@@ -40,26 +40,26 @@ def test_example_capacity_agrees_with_simulating_the_replicas(capsys: pytest.Cap
     code, out, err = _cli(capsys, "capacity", str(CLUSTER), "--pod", str(POD), "-o", "json")
     assert code == 0, err
     got = json.loads(out)
-    assert got["replicas"] == 12
-    assert got["nodes"] == {"zone-a-1": 7, "zone-b-1": 2, "zone-c-1": 0, "zone-a-2": 3, "zone-b-gpu": 0}
+    assert got["replicas"] == 11  # the shop Deployment's 3 small replicas take part of the room
+    assert got["nodes"] == {"zone-a-1": 7, "zone-b-1": 1, "zone-c-1": 0, "zone-a-2": 3, "zone-b-gpu": 0}
     assert got["requests"] == {"cpu": "1", "memory": "2Gi"}
     assert got["stop"]["reason"] == "FailedScheduling"
-    assert got["stop"]["pod"] == "default/frontend-12"
+    assert got["stop"]["pod"] == "default/frontend-11"
     # The production-priority replicas evict the low-priority batch job once the free room is gone.
     assert got["preempted"] == ["default/batch-1"]
 
-    # The same question asked of `simulate`: the cluster plus 13 replicas, in sequence.
+    # The same question asked of `simulate`: the cluster plus 12 replicas, in sequence.
     template = yaml.safe_load(POD.read_text())
-    sc = parse_scenario(_replicas_scenario(CLUSTER, template, 13), "replicas.yaml")
+    sc = parse_scenario(_replicas_scenario(CLUSTER, template, 12), "replicas.yaml")
     result = Simulation(sc).run()
     by_pod = {o.key: o for o in result.results}
     counts: dict[str, int] = {}
-    for i in range(12):
+    for i in range(11):
         o = by_pod[f"default/frontend-{i}"]
         assert o.status == "Scheduled", o
         counts[o.node] = counts.get(o.node, 0) + 1  # type: ignore[index]
     assert counts == {k: v for k, v in got["nodes"].items() if v}
-    last = by_pod["default/frontend-12"]
+    last = by_pod["default/frontend-11"]
     assert last.status == "Unschedulable"
     assert last.message == got["stop"]["message"]
     assert got["stop"]["message"] == (
@@ -83,7 +83,7 @@ def test_table_output(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.Mo
     code, out, err = _cli(capsys, "capacity", str(CLUSTER), "--pod", str(POD))
     assert code == 0, err
     assert "default/frontend pod requirements: cpu: 1, memory: 2Gi" in out
-    assert "The cluster can schedule 12 instance(s) of the pod default/frontend." in out
+    assert "The cluster can schedule 11 instance(s) of the pod default/frontend." in out
     assert "Termination reason: FailedScheduling: 0/5 nodes are available:" in out
     assert "│ zone-a-1 │         7 │" in out
     assert "2 other node(s): 0" in out
@@ -139,9 +139,12 @@ C = "containers: [{name: c, image: x}]"
         (f"{POD_HEAD}{{name: a}}\nspec: {{nodeName: n1, {C}}}\n", "spec.nodeName: must not be bound"),
         (
             f"{POD_HEAD}{{name: a}}\nspec: {{{C}}}\n---\n{POD_HEAD}{{name: b}}\nspec: {{{C}}}\n",
-            "must hold exactly one Pod (found: Pod, Pod)",
+            "must hold exactly one Pod or one workload (found: Pod, Pod)",
         ),
-        ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "must hold exactly one Pod (found: Node)"),
+        (
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
+            "must hold exactly one Pod or one workload (found: Node)",
+        ),
         (f"{POD_HEAD}{{name: web}}\nspec: {{{C}}}\n", "Pod default/web: metadata.name: the replicas"),
         (
             f"{POD_HEAD}{{name: a}}\n"

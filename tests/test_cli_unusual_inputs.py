@@ -131,7 +131,7 @@ def test_kinds_the_scheduler_does_not_read_are_skipped_once_per_kind(
         {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta},
         {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "a.b"}},
         {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": meta},
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta},
+        {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": meta},
         pod("a"),
     ]
     code, result, err = run(capsys, "simulate", str(write(tmp_path, docs)), "-o", "json")
@@ -145,12 +145,11 @@ def test_kinds_the_scheduler_does_not_read_are_skipped_once_per_kind(
         f"note: {f}: skipped 1 Ingress (networking.k8s.io/v1): not read by the scheduler",
         f"note: {f}: skipped 1 CustomResourceDefinition (apiextensions.k8s.io/v1): not read by the scheduler",
         f"note: {f}: skipped 1 Certificate (cert-manager.io/v1): a custom resource the scheduler does not read",
-        f"note: {f}: skipped 1 Deployment (apps/v1): kubesched does not run controllers: the pods it would "
-        "create are not simulated (list them as Pods)",
+        f"note: {f}: skipped 1 HorizontalPodAutoscaler (autoscaling/v2): not read by the scheduler",
     ]
 
 
-def test_controllers_whose_pods_are_not_created_say_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_replica_set_creates_the_pods_it_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rs = {
         "apiVersion": "apps/v1",
         "kind": "ReplicaSet",
@@ -161,12 +160,11 @@ def test_controllers_whose_pods_are_not_created_say_so(tmp_path: Path, capsys: p
             "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}},
         },
     }
-    code, _, err = run(capsys, "simulate", str(write(tmp_path, [NODE, rs, pod("a")])), "-o", "json")
-    assert code == 0
-    assert err == [
-        f"note: {tmp_path / 's.yaml'}: ReplicaSet default/web: kubesched does not run controllers: its 3 pod(s) "
-        "are not created (list them as Pods); its selector is read for spreading"
-    ]
+    # Pod "a" has no labels: not the ReplicaSet's, which creates its three, named after it.
+    code, result, err = run(capsys, "simulate", str(write(tmp_path, [NODE, rs, pod("a")])), "-o", "json")
+    assert code == 0 and err == []
+    made = [r for r in result["results"] if r.get("workload") == "replicaset/web"]
+    assert len(made) == 3 and all(r["pod"].startswith("default/web-") and r["node"] == "n1" for r in made)
 
 
 def test_pod_bound_to_a_missing_node_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

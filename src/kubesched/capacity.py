@@ -27,6 +27,7 @@ from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
 from kubesched.framework.types import PodInfo
 from kubesched.simulate.scenario import Manifest, Scenario, parse_scenario, read_text
+from kubesched.workloads.expand import WORKLOAD_KINDS
 
 LIMIT_REACHED = "LimitReached"
 FAILED_SCHEDULING = "FailedScheduling"
@@ -66,14 +67,26 @@ def load_pod(
     admitted into `cluster` (its PriorityClasses)."""
     text, source = read_text(path)
     docs = parse_scenario(text, source, validation=validation, existing=cluster).manifests
-    pods = [m for m in docs if m.kind == "Pod"]
-    if len(docs) != 1 or len(pods) != 1:
-        kinds = ", ".join(m.kind for m in docs) or "nothing"
-        raise InputError(source, f"must hold exactly one Pod (found: {kinds})")
+    declared = [m for m in docs if not m.generated]
+    if len(declared) == 1 and declared[0].kind in WORKLOAD_KINDS:
+        return _workload_pod(declared[0], docs, source)
+    pods = [m for m in declared if m.kind == "Pod"]
+    if len(declared) != 1 or len(pods) != 1:
+        kinds = ", ".join(m.kind for m in declared) or "nothing"
+        raise InputError(source, f"must hold exactly one Pod or one workload (found: {kinds})")
     m = pods[0]
     if m.obj.spec.node_name:
         raise InputError(path, "must not be bound: the replicas are for the scheduler to place", m.ref, "spec.nodeName")
     return m
+
+
+def _workload_pod(workload: Manifest, docs: list[Manifest], source: str) -> Manifest:
+    """A workload's pod as its controller makes it (labels, owners, a StatefulSet's claims aside), named after it."""
+    made = next((m for m in docs if m.generated and m.kind == "Pod"), None)
+    if made is None:
+        raise InputError(source, "its controller makes no pod to place (replicas 0, paused or suspended)", workload.ref)
+    meta = msgspec.structs.replace(made.obj.metadata, name=workload.obj.metadata.name, generate_name="")
+    return Manifest("Pod", msgspec.structs.replace(made.obj, metadata=meta), {}, workload.index)
 
 
 def _replica(template: Manifest, i: int) -> Manifest:

@@ -91,9 +91,10 @@ def test_pending_pod_every_filter_the_missing_amounts_and_why_preemption_cannot_
         "exceedsNode": True,
     }
     a1 = _node(ex, "zone-a-1")["fixes"]
-    assert [(f["resource"], f["missing"], f["used"]) for f in a1] == [("cpu", "27500m", "3500m")]
+    # web-2 (500m) and a shop replica (250m) came before it: 3750m used.
+    assert [(f["resource"], f["missing"], f["used"]) for f in a1] == [("cpu", "27750m", "3750m")]
     assert a1[0]["text"] == (
-        "cpu: 27500m short (requests 32, 4500m free of 8 allocatable; exceeds the whole node by 24)"
+        "cpu: 27750m short (requests 32, 4250m free of 8 allocatable; exceeds the whole node by 24)"
     )
     c1 = _node(ex, "zone-c-1")
     assert [f["kind"] for f in c1["fixes"]] == ["unschedulable", "resource"]

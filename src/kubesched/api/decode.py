@@ -12,7 +12,8 @@ from typing import Any
 
 import msgspec
 
-from kubesched.api.apps import ReplicaSet, StatefulSet
+from kubesched.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from kubesched.api.batch import CronJob, Job
 from kubesched.api.core import (
     Container,
     Namespace,
@@ -36,6 +37,10 @@ KINDS: dict[str, type[Any]] = {
     "ReplicationController": ReplicationController,
     "ReplicaSet": ReplicaSet,
     "StatefulSet": StatefulSet,
+    "Deployment": Deployment,
+    "DaemonSet": DaemonSet,
+    "Job": Job,
+    "CronJob": CronJob,
     "PriorityClass": PriorityClass,
     "PodDisruptionBudget": PodDisruptionBudget,
     "PersistentVolume": PersistentVolume,
@@ -53,6 +58,10 @@ NAMESPACED = {
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
     "PodDisruptionBudget",
     "PersistentVolumeClaim",
     "ResourceClaim",
@@ -138,6 +147,11 @@ _QUANTITY_MAPS = {
         ("spec", "volumeClaimTemplates", "*", "spec", "resources", "requests"),
         ("spec", "volumeClaimTemplates", "*", "spec", "resources", "limits"),
     ),
+    "Deployment": _TEMPLATE_QUANTITIES,
+    "DaemonSet": _TEMPLATE_QUANTITIES,
+    "Job": _TEMPLATE_QUANTITIES,
+    # A CronJob's pods come from the template of its jobs' template.
+    "CronJob": tuple(("spec", "jobTemplate", *p) for p in _TEMPLATE_QUANTITIES),
     "PersistentVolume": (("spec", "capacity"),),
     "PersistentVolumeClaim": (("spec", "resources", "requests"), ("status", "capacity")),
 }

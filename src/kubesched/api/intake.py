@@ -2,7 +2,7 @@
 
 The steps, in the API server's order:
 1. the kind: `apiVersion` and `kind` must name a kind the server serves (kubectl's "no matches for
-   kind" otherwise). Kinds the scheduler does not read (ConfigMaps, Deployments, custom resources)
+   kind" otherwise). Kinds the scheduler does not read (ConfigMaps, Secrets, custom resources)
    are skipped by the caller, which says so once per kind;
 2. strict decoding (`fieldValidation=Strict`, kubectl's default): a value of the wrong JSON type is
    refused; unknown and duplicate fields are refused, warned about or dropped as the level says;
@@ -65,9 +65,6 @@ class Skip:
 
 Warn = Callable[[str, str], None]  # (field, message)
 
-# Kinds that make pods through a controller, which kubesched does not run.
-_WORKLOADS = frozenset({"Deployment", "DaemonSet", "Job", "CronJob"})
-
 
 def resolve_kind(raw: Mapping[str, Any]) -> str | Skip:
     """The kind to decode `raw` as, or a Skip; IntakeError when no server would serve it."""
@@ -83,11 +80,7 @@ def resolve_kind(raw: Mapping[str, Any]) -> str | Skip:
     if info is not None:
         if kind in KINDS:
             return kind
-        if kind in _WORKLOADS:
-            why = "kubesched does not run controllers: the pods it would create are not simulated (list them as Pods)"
-        else:
-            why = "not read by the scheduler"
-        return Skip(kind, api_version, why)
+        return Skip(kind, api_version, "not read by the scheduler")
     if kind in KINDS and kind not in openapi.served_kind_names():
         return kind  # a kind an out-of-tree plugin brought (e.g. PodGroup): its own API group
     group = api_version.rpartition("/")[0]

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.simulate.runner import SimulationResult
+from kubesched.simulate.runner import PodOutcome, SimulationResult
 
 
 def to_dict(result: SimulationResult) -> dict[str, Any]:
@@ -20,6 +20,8 @@ def to_dict(result: SimulationResult) -> dict[str, Any]:
             "nominatedNode": o.nominated_node,
             "message": o.message,
         }
+        if o.workload:
+            r["workload"] = o.workload
         if o.tied_nodes:
             r["tiedNodes"] = o.tied_nodes
         if o.scores:
@@ -39,7 +41,7 @@ def to_yaml(result: SimulationResult) -> str:
 
 
 def render_table(result: SimulationResult, title: str = "") -> Any:
-    """A rich Table: pod, node, status, reason; and a summary caption."""
+    """A rich Table: pod, node, status, reason, pods grouped under their workload; and a summary caption."""
     from rich.table import Table
 
     table = Table(title=title or None, show_lines=False)
@@ -48,16 +50,63 @@ def render_table(result: SimulationResult, title: str = "") -> Any:
     table.add_column("STATUS", no_wrap=True)
     table.add_column("REASON")
     counts: dict[str, int] = {}
+    # Rows in the order pods come; a workload's pods under its heading, where its first pod comes.
+    entries: list[PodOutcome | str] = []
+    groups: dict[str, list[PodOutcome]] = {}
     for o in result.results:
         counts[o.status] = counts.get(o.status, 0) + 1
-        reason = o.message or ""
-        if o.status == "Scheduled" and o.nominated_node:
-            reason = f"preempted on {o.nominated_node}"
-        style = {"Scheduled": "green", "Unschedulable": "red", "Deleted": "yellow"}.get(o.status, "")
-        table.add_row(o.key, o.node or "-", f"[{style}]{o.status}[/]" if style else o.status, reason)
+        group = _group(o)
+        if group is None:
+            entries.append(o)
+            continue
+        if group not in groups:
+            groups[group] = []
+            entries.append(group)
+        groups[group].append(o)
+    for entry in entries:
+        if isinstance(entry, str):
+            table.add_section()
+            scheduled, why = workload_summary(groups[entry])
+            table.add_row(f"[bold]{entry}[/]", "", f"[bold]{scheduled}[/]", why)
+            for o in groups[entry]:
+                _add_pod_row(table, o, indent=True)
+            table.add_section()
+        else:
+            _add_pod_row(table, entry, indent=False)
     parts = [f"{n} {s.lower()}" for s, n in sorted(counts.items())]
     summary = f"{len(result.results)} pods: " + ", ".join(parts)
     if result.deleted:
         summary += f"; {len(result.deleted)} preempted: " + ", ".join(result.deleted)
     table.caption = summary
     return table
+
+
+def _add_pod_row(table: Any, o: PodOutcome, indent: bool) -> None:
+    reason = o.message or ""
+    if o.status == "Scheduled" and o.nominated_node:
+        reason = f"preempted on {o.nominated_node}"
+    style = {"Scheduled": "green", "Unschedulable": "red", "Deleted": "yellow"}.get(o.status, "")
+    status = f"[{style}]{o.status}[/]" if style else o.status
+    table.add_row(f"  {o.key}" if indent else o.key, o.node or "-", status, reason)
+
+
+def _group(o: PodOutcome) -> str | None:
+    """The workload heading a pod is listed under: namespace/kind/name (None: a pod of its own)."""
+    if o.workload is None:
+        return None
+    return f"{o.key.split('/', 1)[0]}/{o.workload}"
+
+
+def workload_summary(outcomes: list[PodOutcome]) -> tuple[str, str]:
+    """ "5/6 scheduled" and what the others are, with the first one's reason: the workload's line."""
+    scheduled = sum(1 for o in outcomes if o.status == "Scheduled")
+    others: dict[str, int] = {}
+    first = ""
+    for o in outcomes:
+        if o.status != "Scheduled":
+            others[o.status] = others.get(o.status, 0) + 1
+            first = first or (o.message or "")
+    why = ", ".join(f"{n} {s.lower()}" for s, n in others.items())
+    if first:
+        why += f": {first}"
+    return f"{scheduled}/{len(outcomes)} scheduled", why

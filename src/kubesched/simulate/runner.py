@@ -46,6 +46,8 @@ class PodOutcome:
     scores: dict[str, int] | None = None
     tied_nodes: list[str] | None = None
     attempt: Attempt | None = None
+    # The workload (e.g. deployment/web) whose controller made or owns the pod.
+    workload: str | None = None
 
 
 @dataclass
@@ -66,6 +68,10 @@ def resolve_config(scenario: Scenario, override: KubeSchedulerConfiguration | No
     return default_configuration()
 
 
+def _key(m: Manifest) -> str:
+    return f"{m.obj.metadata.namespace or 'default'}/{m.obj.metadata.name}"
+
+
 class Simulation:
     def __init__(
         self,
@@ -82,6 +88,8 @@ class Simulation:
         self.config = resolve_config(scenario, config)
         self.cluster = EmbeddedCluster(graceful_deletion=scenario.graceful_termination)
         self.deleted: list[str] = []
+        # Pending pods created so far (a StatefulSet's OrderedReady may hold some back).
+        self._created: set[str] = set()
         # The last object of each deleted pod: what it reported (e.g. status.nominatedNodeName) when it went.
         self.last_seen: dict[str, Any] = {}
         self._load_objects()
@@ -180,14 +188,39 @@ class Simulation:
         pending = self.scenario.pending_pods()
         with collector_paused():
             if self.scenario.mode == "batch":
-                for m in pending:
-                    self._create(m)
+                waiting = self._create_ready(pending)
                 self.run_until_settled()
+                while waiting:
+                    still = self._create_ready(waiting)
+                    if len(still) == len(waiting):
+                        break
+                    waiting = still
+                    self.run_until_settled()
             else:
                 for m in pending:
-                    self._create(m)
-                    self.run_until_settled()
+                    if self._ready(m):
+                        self._create(m)
+                        self._created.add(_key(m))
+                        self.run_until_settled()
         return self.result()
+
+    def _ready(self, m: Manifest) -> bool:
+        """Whether the pod's controller creates it now: a pod it waits for (OrderedReady) must be running."""
+        if m.after is None:
+            return True
+        before = self.cluster.store.find("Pod", m.after)
+        return before is not None and bool(before.spec.node_name)
+
+    def _create_ready(self, pods: list[Manifest]) -> list[Manifest]:
+        """Create the pods that are ready; the others, in order, come back."""
+        waiting = []
+        for m in pods:
+            if self._ready(m):
+                self._create(m)
+                self._created.add(_key(m))
+            else:
+                waiting.append(m)
+        return waiting
 
     def run_until_settled(self, max_steps: int = 10_000_000) -> None:
         sched = self.scheduler
@@ -252,6 +285,10 @@ class Simulation:
             key = f"{ns}/{m.obj.metadata.name}"
             pod = store.find("Pod", key)
             attempt = self.recorder.attempts.get(key)
+            if key not in self._created:
+                why = f"not created: its StatefulSet creates it once {m.after} is running (OrderedReady)"
+                out.append(PodOutcome(key, None, "Pending", None, why, workload=m.workload))
+                continue
             if pod is None:
                 # Only preemption deletes pods in a simulation: the pod ran, then was evicted. Upstream
                 # reports what the pod carried then (a preemptor keeps status.nominatedNodeName after
@@ -260,6 +297,7 @@ class Simulation:
                 nominated = (last.status.nominated_node_name or None) if last is not None else None
                 o = PodOutcome(key, self._last_node(key), "Deleted", nominated, None, attempt=attempt)
                 self._attach_scores(o, attempt)
+                o.workload = m.workload
                 out.append(o)
                 continue
             nominated = pod.status.nominated_node_name or None
@@ -273,6 +311,7 @@ class Simulation:
                 o = PodOutcome(key, None, "SchedulingGated", nominated, cond.message, attempt=attempt)
             else:
                 o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
+            o.workload = m.workload
             out.append(o)
         result = SimulationResult(out, list(self.deleted))
         if store.count("ResourceClaim"):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 
 from kubesched.api.decode import NAMESPACED
@@ -30,6 +31,9 @@ from kubesched.collector import collector_paused
 from kubesched.errors import InputError
 from kubesched.simulate.jsonstream import JSONStreamError, iter_json_documents, looks_like_json
 from kubesched.simulate.yamlstream import DuplicateKey, Flagged, iter_documents
+from kubesched.workloads.expand import WORKLOAD_KINDS, children, note, workload_name
+from kubesched.workloads.model import Cluster
+from kubesched.workloads.naming import new_uid
 
 MODES = ("sequential", "batch")
 
@@ -61,7 +65,7 @@ class _RawPatch:
 class Manifest:
     """A decoded object; `index` is its position among the scenario's (non-empty) documents."""
 
-    __slots__ = ("_patch", "_raw", "_source", "index", "kind", "obj")
+    __slots__ = ("_patch", "_raw", "_source", "after", "generated", "index", "kind", "obj", "workload")
 
     def __init__(
         self,
@@ -80,6 +84,12 @@ class Manifest:
         self._raw = raw
         self._source = source
         self._patch = patch
+        # The workload (kind/name, e.g. deployment/web) whose controller made or owns this object.
+        self.workload: str | None = None
+        # A pod its StatefulSet creates only once this one (namespace/name) is running (OrderedReady).
+        self.after: str | None = None
+        # Made by a controller, not declared.
+        self.generated = False
 
     @property
     def raw(self) -> Mapping[str, Any]:
@@ -205,7 +215,6 @@ def _documents(text: str, workers: int | None) -> Iterator[Any]:
 _LIST_SUFFIX = "List"
 # generateName's random suffix: utilrand.String's alphabet (no vowels, no look-alike digits).
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_CONTROLLERS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet"})
 
 
 class _Loader:
@@ -272,7 +281,9 @@ class _Loader:
         patch: _RawPatch | None,
         duplicates: tuple[DuplicateKey, ...],
         where: str,
-    ) -> None:
+        generated: bool = False,
+    ) -> Manifest | None:
+        """Take in one object; `generated`: made by a controller (its raw mapping is kept, not re-read)."""
         source = self.sc.source
         kind = raw.get("kind") if isinstance(raw.get("kind"), str) else None
         try:
@@ -281,7 +292,7 @@ class _Loader:
             raise InputError(source, err.message, _describe(raw, kind) if kind else where, err.field) from None
         if isinstance(resolved, Skip):
             self.skipped.setdefault((resolved.kind, resolved.api_version), [resolved.why, 0])[1] += 1
-            return
+            return None
         kind = resolved
         meta = raw.get("metadata")
         if isinstance(meta, Mapping) and not meta.get("name") and isinstance(meta.get("generateName"), str):
@@ -307,9 +318,9 @@ class _Loader:
             if refused:
                 raise InputError(source, refused, ref)
             self.classes[obj.metadata.name] = obj
-        self.sc.manifests.append(Manifest(kind, obj, None, i, self.raws, patch))
-        if kind in _CONTROLLERS:
-            self.controller_note(raw, ref)
+        m = Manifest(kind, obj, dict(raw), i) if generated else Manifest(kind, obj, None, i, self.raws, patch)
+        self.sc.manifests.append(m)
+        return m
 
     def admission(self, kind: str) -> Callable[[Any], str | None] | None:
         """The Priority admission plugin for pods, against the classes read so far (created before)."""
@@ -327,16 +338,58 @@ class _Loader:
                 self.names.add((kind, namespace, name))
                 return name
 
-    def controller_note(self, raw: Mapping[str, Any], ref: str) -> None:
-        spec = raw.get("spec")
-        replicas = spec.get("replicas", 1) if isinstance(spec, Mapping) else 1
-        if replicas:
-            self.sc.notes.append(
-                f"note: {self.sc.source}: {ref}: kubesched does not run controllers: its {replicas} pod(s) are "
-                "not created (list them as Pods); its selector is read for spreading"
-            )
+    def run_controllers(self) -> None:
+        """What the workloads' controllers create, each child right after its workload (see workloads/)."""
+        declared = self.sc.manifests
+        if not any(m.kind in WORKLOAD_KINDS for m in declared):
+            return
+        cluster = Cluster(
+            rng=self.rng,
+            pods=[m.obj for m in declared if m.kind == "Pod"],
+            nodes=[m.obj for m in declared if m.kind == "Node"],
+            claims={_ns_name(m.obj) for m in declared if m.kind == "PersistentVolumeClaim"},
+        )
+        self.sc.manifests = []
+        for m in declared:
+            self.sc.manifests.append(m)
+            if m.kind in WORKLOAD_KINDS:
+                self.expand(m, cluster, workload_name(m.kind, m.obj.metadata.name))
+        owners = {
+            (m.kind, *_ns_name(m.obj)): m.workload or workload_name(m.kind, m.obj.metadata.name)
+            for m in self.sc.manifests
+            if m.kind in WORKLOAD_KINDS
+        }
+        for m in self.sc.manifests:
+            if m.kind == "Pod" and m.workload is None:
+                for ref in m.obj.metadata.owner_references:
+                    if ref.controller:
+                        m.workload = owners.get((ref.kind, _ns_name(m.obj)[0], ref.name))
+
+    def expand(self, m: Manifest, cluster: Cluster, workload: str) -> None:
+        """Create a workload's children (and theirs: a Deployment's ReplicaSet makes pods)."""
+        why = note(m.kind, m.obj)
+        if why is not None:
+            self.sc.notes.append(f"note: {self.sc.source}: {m.ref}: {why}")
+        meta = m.obj.metadata
+        if not meta.uid:
+            m.obj = msgspec.structs.replace(m.obj, metadata=msgspec.structs.replace(meta, uid=new_uid(self.rng)))
+        for child in children(m.kind, m.obj, cluster):
+            where = f"{child.kind} made by its controller"
+            try:
+                made = self.manifest(child.raw, m.index, None, (), where, generated=True)
+            except InputError as err:
+                what = f"its controller's {child.kind} {err.obj}" if err.obj else f"its controller's {child.kind}"
+                raise InputError(self.sc.source, f"{what} is refused: {err.message}", m.ref, err.field) from None
+            if made is None:
+                continue
+            made.workload = workload
+            made.after = child.after
+            made.generated = True
+            if made.kind in WORKLOAD_KINDS:
+                self.expand(made, cluster, workload)
 
     def finish(self) -> Scenario:
+        self.run_controllers()
         sc = self.sc
         for (kind, api_version), (why, count) in self.skipped.items():
             sc.notes.append(f"note: {sc.source}: skipped {count} {kind} ({api_version}): {why}")
@@ -349,6 +402,10 @@ class _Loader:
                 )
                 sc.notes.append("warning: " + str(InputError(sc.source, message, m.ref, "spec.nodeName")))
         return sc
+
+
+def _ns_name(obj: Any) -> tuple[str, str]:
+    return obj.metadata.namespace or "default", obj.metadata.name
 
 
 def _read_header(sc: Scenario, raw: Mapping[str, Any]) -> None:

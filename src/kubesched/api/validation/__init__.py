@@ -4,7 +4,7 @@ the scheduler reads and the object metadata every kind shares.
 Upstream's validation is the specification: the same rules, paths and words
 (`spec.containers[0].resources.requests[cpu]: Invalid value: "-8": must be greater than or equal to 0`),
 in the same order, so that a user can search for the message. Each kind's rules live in a module
-named after its API group (core, apps, scheduling, storage, resource) and register here.
+named after its API group (core, apps, batch, scheduling, storage, resource) and register here.
 
 `validate(kind, obj)` takes the typed object as decoded (before the embedded API server's defaulting,
 which the validators apply where upstream validates defaulted values) and returns its errors, the
@@ -45,4 +45,14 @@ def validated_kinds() -> frozenset[str]:
 
 
 # Each kind's validators register on import.
-from kubesched.api.validation import apps, core, pod, policy, resource, scheduling, storage, volumes  # noqa: E402, F401  (register)
+from kubesched.api.validation import (  # noqa: E402, F401  (register)
+    apps,
+    batch,
+    core,
+    pod,
+    policy,
+    resource,
+    scheduling,
+    storage,
+    volumes,
+)

@@ -1,0 +1,6 @@
+"""Workload controllers: Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs made into pods.
+
+What kube-controller-manager's controllers would create for a manifest, computed once from the objects a
+scenario declares (see expand.py): names, labels, owner references, claims and node affinity as those
+controllers write them. Rolling updates, scaling down and pod replacement are out of scope.
+"""

@@ -1,0 +1,91 @@
+"""What a controller is given (the cluster as declared) and what it makes (raw manifests, in creation order)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from kubesched.api.core import Node, Pod
+from kubesched.cluster.clock import EPOCH
+
+
+@dataclass
+class Child:
+    """An object a controller creates, as it would POST it: `after` names (namespace/name) the pod that must
+    be running before this one is created (a StatefulSet's OrderedReady)."""
+
+    kind: str
+    raw: dict[str, Any]
+    after: str | None = None
+
+
+@dataclass
+class Cluster:
+    """The declared objects controllers read: existing pods and claims, the nodes; the seeded generator."""
+
+    rng: random.Random
+    pods: list[Pod] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    claims: set[tuple[str, str]] = field(default_factory=set)  # (namespace, name)
+    # Unix time the simulation starts at (a CronJob's first Job is named after its minute).
+    start: float = EPOCH.timestamp()
+
+    def owned_pods(self, kind: str, meta: Any) -> list[Pod]:
+        """Pods whose controller reference names this object (by kind and name: a snapshot drops the owner's
+        uid, never the reference's)."""
+        out = []
+        ns = meta.namespace or "default"
+        for p in self.pods:
+            if (p.metadata.namespace or "default") != ns:
+                continue
+            for ref in p.metadata.owner_references:
+                if ref.controller and ref.kind == kind and ref.name == meta.name:
+                    out.append(p)
+                    break
+        return out
+
+
+def controller_ref(api_version: str, kind: str, meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": meta.name,
+        "uid": meta.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def wire(obj: Any) -> Any:
+    """An API struct as JSON-ready builtins (camelCase, defaults left out)."""
+    return msgspec.to_builtins(obj)
+
+
+def pod_from_template(
+    template: Any, namespace: str, owner: dict[str, Any], *, name: str = "", generate_name: str = ""
+) -> dict[str, Any]:
+    """A pod as a controller creates it from its template: the template's labels and annotations, its spec."""
+    tmeta = template.metadata
+    meta: dict[str, Any] = {"namespace": namespace, "ownerReferences": [owner]}
+    if name:
+        meta["name"] = name
+    else:
+        meta["generateName"] = generate_name
+    if tmeta.labels:
+        meta["labels"] = dict(tmeta.labels)
+    if tmeta.annotations:
+        meta["annotations"] = dict(tmeta.annotations)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": wire(template.spec)}
+
+
+def labels_of(raw: dict[str, Any]) -> dict[str, str]:
+    return raw["metadata"].setdefault("labels", {})  # type: ignore[no-any-return]
+
+
+def with_node_names(nodes: Iterable[Node]) -> list[Node]:
+    """Nodes in the order a lister returns them (by name)."""
+    return sorted(nodes, key=lambda n: n.metadata.name)
