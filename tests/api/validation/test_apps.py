@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 import yaml
+from tests.api.validation.raw_edits import drop_field, set_field
 
 from kubesched.api import apps
 from kubesched.api.decode import KINDS, NAMESPACED, DecodeError, decode
@@ -192,30 +193,6 @@ def test_template_quantities_are_checked_at_decode() -> None:
         assert err.value.field == "spec.template.spec.containers[0].resources.limits[cpu]"
 
 
-def _set(path: str, value: object) -> Callable[[dict[str, Any]], None]:
-    """A change that sets the field at a dotted path (creating mappings on the way)."""
-
-    def change(raw: dict[str, Any]) -> None:
-        *parents, last = path.split(".")
-        node = raw
-        for p in parents:
-            node = node.setdefault(p, {})
-        node[last] = value
-
-    return change
-
-
-def _drop(path: str) -> Callable[[dict[str, Any]], None]:
-    def change(raw: dict[str, Any]) -> None:
-        *parents, last = path.split(".")
-        node = raw
-        for p in parents:
-            node = node[p]
-        del node[last]
-
-    return change
-
-
 MISMATCH = "`selector` does not match template `labels`"
 PERCENT = (
     "a valid percent string must be a numeric string followed by an ending '%' "
@@ -226,17 +203,17 @@ PERCENT = (
 REFUSALS: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     (
         "Deployment",
-        _set("spec.replicas", -1),
+        set_field("spec.replicas", -1),
         ["spec.replicas: Invalid value: -1: must be greater than or equal to 0"],
     ),
     (
         "Deployment",
-        _set("spec.selector.matchLabels", {"app": "web"}),
+        set_field("spec.selector.matchLabels", {"app": "web"}),
         [f'spec.template.metadata.labels: Invalid value: {{"app":"nginx"}}: {MISMATCH}'],
     ),
     (
         "Deployment",
-        _drop("spec.selector"),
+        drop_field("spec.selector"),
         [
             "spec.selector: Required value",
             f'spec.template.metadata.labels: Invalid value: {{"app":"nginx"}}: {MISMATCH}',
@@ -244,22 +221,22 @@ REFUSALS: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     ),
     (
         "Deployment",
-        _set("spec.selector", {}),
+        set_field("spec.selector", {}),
         ["spec.selector: Invalid value: {}: empty selector is invalid for deployment"],
     ),
     (
         "Deployment",
-        _set("spec.template.spec.restartPolicy", "Never"),
+        set_field("spec.template.spec.restartPolicy", "Never"),
         ['spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"'],
     ),
     (
         "Deployment",
-        _set("spec.template.spec.activeDeadlineSeconds", 30),
+        set_field("spec.template.spec.activeDeadlineSeconds", 30),
         ["spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"],
     ),
     (
         "Deployment",
-        _set("spec.strategy", {"type": "Canary"}),
+        set_field("spec.strategy", {"type": "Canary"}),
         [
             'spec.strategy: Unsupported value: {"Type":"Canary","RollingUpdate":null}: '
             'supported values: "Recreate", "RollingUpdate"'
@@ -267,17 +244,17 @@ REFUSALS: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     ),
     (
         "Deployment",
-        _set("spec.strategy", {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}),
+        set_field("spec.strategy", {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}),
         ["spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"],
     ),
     (
         "Deployment",
-        _set("spec.strategy.rollingUpdate", {"maxSurge": 0, "maxUnavailable": "0%"}),
+        set_field("spec.strategy.rollingUpdate", {"maxSurge": 0, "maxUnavailable": "0%"}),
         ['spec.strategy.rollingUpdate.maxUnavailable: Invalid value: "0%": may not be 0 when `maxSurge` is 0'],
     ),
     (
         "Deployment",
-        _set("spec.strategy.rollingUpdate", {"maxSurge": "abc", "maxUnavailable": "120%"}),
+        set_field("spec.strategy.rollingUpdate", {"maxSurge": "abc", "maxUnavailable": "120%"}),
         [
             f'spec.strategy.rollingUpdate.maxSurge: Invalid value: "abc": {PERCENT}',
             'spec.strategy.rollingUpdate.maxUnavailable: Invalid value: "120%": must not be greater than 100%',
@@ -285,47 +262,47 @@ REFUSALS: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     ),
     (
         "Deployment",
-        _set("spec.strategy.rollingUpdate", {"maxUnavailable": -1}),
+        set_field("spec.strategy.rollingUpdate", {"maxUnavailable": -1}),
         ["spec.strategy.rollingUpdate.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"],
     ),
     (
         "Deployment",
-        _set("spec.minReadySeconds", 600),
+        set_field("spec.minReadySeconds", 600),
         ["spec.progressDeadlineSeconds: Invalid value: 600: must be greater than minReadySeconds"],
     ),
     (
         "Deployment",
-        _set("spec.revisionHistoryLimit", -1),
+        set_field("spec.revisionHistoryLimit", -1),
         ["spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0"],
     ),
     (
         "DaemonSet",
-        _drop("spec.selector"),
+        drop_field("spec.selector"),
         [f'spec.template.metadata.labels: Invalid value: {{"name":"fluentd-elasticsearch"}}: {MISMATCH}'],
     ),
     (
         "DaemonSet",
-        _set("spec.selector.matchLabels", {"name": "other"}),
+        set_field("spec.selector.matchLabels", {"name": "other"}),
         [f'spec.template.metadata.labels: Invalid value: {{"name":"fluentd-elasticsearch"}}: {MISMATCH}'],
     ),
     (
         "DaemonSet",
-        _set("spec.selector", {}),
+        set_field("spec.selector", {}),
         ["spec.selector: Invalid value: {}: empty selector is invalid for daemonset"],
     ),
     (
         "DaemonSet",
-        _set("spec.template.spec.restartPolicy", "OnFailure"),
+        set_field("spec.template.spec.restartPolicy", "OnFailure"),
         ['spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: "Always"'],
     ),
     (
         "DaemonSet",
-        _set("spec.template.spec.activeDeadlineSeconds", 30),
+        set_field("spec.template.spec.activeDeadlineSeconds", 30),
         ["spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in DaemonSet is not Supported"],
     ),
     (
         "DaemonSet",
-        _set("spec.updateStrategy", {"rollingUpdate": {"maxSurge": 1}}),
+        set_field("spec.updateStrategy", {"rollingUpdate": {"maxSurge": 1}}),
         [
             "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 1: "
             "may not be set when maxUnavailable is non-zero"
@@ -333,12 +310,12 @@ REFUSALS: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     ),
     (
         "DaemonSet",
-        _set("spec.updateStrategy", {"rollingUpdate": {"maxUnavailable": "0%"}}),
+        set_field("spec.updateStrategy", {"rollingUpdate": {"maxUnavailable": "0%"}}),
         ["spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0"],
     ),
     (
         "DaemonSet",
-        _set("spec.updateStrategy", {"type": "Blue", "rollingUpdate": {"maxUnavailable": 2}}),
+        set_field("spec.updateStrategy", {"type": "Blue", "rollingUpdate": {"maxUnavailable": 2}}),
         [
             'spec.updateStrategy: Unsupported value: {"Type":"Blue","RollingUpdate":'
             '{"MaxUnavailable":2,"MaxSurge":0}}: '
@@ -347,12 +324,12 @@ REFUSALS: list[tuple[str, Callable[[dict[str, Any]], None], list[str]]] = [
     ),
     (
         "DaemonSet",
-        _set("spec.minReadySeconds", -5),
+        set_field("spec.minReadySeconds", -5),
         ["spec.minReadySeconds: Invalid value: -5: must be greater than or equal to 0"],
     ),
     (
         "DaemonSet",
-        _set("metadata.name", "Fluentd"),
+        set_field("metadata.name", "Fluentd"),
         [
             'metadata.name: Invalid value: "Fluentd": a lowercase RFC 1123 subdomain must consist of lower case '
             "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character "
@@ -372,20 +349,20 @@ def test_refusals_in_the_api_servers_words(
 
 def test_admit_reports_the_first_refusal_as_invalid() -> None:
     with pytest.raises(IntakeError) as err:
-        admit("Deployment", _raw("Deployment", _set("spec.replicas", -3)))
+        admit("Deployment", _raw("Deployment", set_field("spec.replicas", -3)))
     assert err.value.invalid and err.value.field == "spec.replicas"
     assert err.value.message == "Invalid value: -3: must be greater than or equal to 0"
 
 
 def test_on_delete_and_recreate_need_no_rolling_update() -> None:
-    assert _errors("DaemonSet", _set("spec.updateStrategy", {"type": "OnDelete"})) == []
-    assert _errors("Deployment", _set("spec.strategy", {"type": "Recreate"})) == []
+    assert _errors("DaemonSet", set_field("spec.updateStrategy", {"type": "OnDelete"})) == []
+    assert _errors("Deployment", set_field("spec.strategy", {"type": "Recreate"})) == []
     # A rolling update with only a surge: unavailability stays at its default of 25%.
-    assert _errors("Deployment", _set("spec.strategy", {"rollingUpdate": {"maxSurge": 0}})) == []
+    assert _errors("Deployment", set_field("spec.strategy", {"rollingUpdate": {"maxSurge": 0}})) == []
 
 
 def test_validation_does_not_change_the_object() -> None:
-    deploy = decode("Deployment", _raw("Deployment", _drop("spec.replicas")))
+    deploy = decode("Deployment", _raw("Deployment", drop_field("spec.replicas")))
     before = msgspec.json.encode(deploy)
     assert validate("Deployment", deploy) == []
     assert msgspec.json.encode(deploy) == before and deploy.spec.replicas is None

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 import yaml
+from tests.api.validation.raw_edits import drop_field, set_field
 
 from kubesched.api import batch
 from kubesched.api.decode import KINDS, NAMESPACED, DecodeError, decode
@@ -84,30 +85,6 @@ def _errors(kind: str, *changes: Callable[[dict[str, Any]], object]) -> list[str
     return to_aggregate(validate(kind, decode(kind, _raw(kind, *changes))))
 
 
-def _set(path: str, value: object) -> Callable[[dict[str, Any]], None]:
-    """A change that sets the field at a dotted path (creating mappings on the way)."""
-
-    def change(raw: dict[str, Any]) -> None:
-        *parents, last = path.split(".")
-        node = raw
-        for p in parents:
-            node = node.setdefault(p, {})
-        node[last] = value
-
-    return change
-
-
-def _drop(path: str) -> Callable[[dict[str, Any]], None]:
-    def change(raw: dict[str, Any]) -> None:
-        *parents, last = path.split(".")
-        node = raw
-        for p in parents:
-            node = node[p]
-        del node[last]
-
-    return change
-
-
 # ---------------------------------------------------------------- decoding
 
 
@@ -157,17 +134,17 @@ def test_every_field_a_full_manifest_may_carry_is_admitted() -> None:
         "Job",
         _raw(
             "Job",
-            _set("spec.completions", 3),
-            _set("spec.parallelism", 2),
-            _set("spec.completionMode", "Indexed"),
-            _set("spec.activeDeadlineSeconds", 100),
-            _set("spec.backoffLimitPerIndex", 1),
-            _set("spec.maxFailedIndexes", 1),
-            _set("spec.ttlSecondsAfterFinished", 60),
-            _set("spec.suspend", True),
-            _set("spec.podReplacementPolicy", "Failed"),
-            _set("spec.managedBy", "example.com/controller"),
-            _set(
+            set_field("spec.completions", 3),
+            set_field("spec.parallelism", 2),
+            set_field("spec.completionMode", "Indexed"),
+            set_field("spec.activeDeadlineSeconds", 100),
+            set_field("spec.backoffLimitPerIndex", 1),
+            set_field("spec.maxFailedIndexes", 1),
+            set_field("spec.ttlSecondsAfterFinished", 60),
+            set_field("spec.suspend", True),
+            set_field("spec.podReplacementPolicy", "Failed"),
+            set_field("spec.managedBy", "example.com/controller"),
+            set_field(
                 "spec.podFailurePolicy",
                 {
                     "rules": [
@@ -176,8 +153,8 @@ def test_every_field_a_full_manifest_may_carry_is_admitted() -> None:
                     ]
                 },
             ),
-            _set("spec.successPolicy", {"rules": [{"succeededIndexes": "0,2", "succeededCount": 1}]}),
-            _set("status", {"active": 1}),
+            set_field("spec.successPolicy", {"rules": [{"succeededIndexes": "0,2", "succeededCount": 1}]}),
+            set_field("status", {"active": 1}),
         ),
     )
     assert job.spec.pod_failure_policy.rules[0].on_exit_codes.values == [42]
@@ -187,14 +164,14 @@ def test_every_field_a_full_manifest_may_carry_is_admitted() -> None:
         "CronJob",
         _raw(
             "CronJob",
-            _set("spec.timeZone", "Europe/Rome"),
-            _set("spec.startingDeadlineSeconds", 10),
-            _set("spec.concurrencyPolicy", "Forbid"),
-            _set("spec.suspend", False),
-            _set("spec.successfulJobsHistoryLimit", 0),
-            _set("spec.failedJobsHistoryLimit", 0),
-            _set("spec.jobTemplate.metadata", {"labels": {"team": "a"}}),
-            _set("spec.jobTemplate.spec.backoffLimit", 2),
+            set_field("spec.timeZone", "Europe/Rome"),
+            set_field("spec.startingDeadlineSeconds", 10),
+            set_field("spec.concurrencyPolicy", "Forbid"),
+            set_field("spec.suspend", False),
+            set_field("spec.successfulJobsHistoryLimit", 0),
+            set_field("spec.failedJobsHistoryLimit", 0),
+            set_field("spec.jobTemplate.metadata", {"labels": {"team": "a"}}),
+            set_field("spec.jobTemplate.spec.backoffLimit", 2),
         ),
     )
     assert cj.spec.time_zone == "Europe/Rome" and cj.spec.job_template.metadata.labels == {"team": "a"}
@@ -202,17 +179,19 @@ def test_every_field_a_full_manifest_may_carry_is_admitted() -> None:
 
 def test_unknown_fields_are_refused_strictly() -> None:
     with pytest.raises(IntakeError) as err:
-        admit("CronJob", _raw("CronJob", _set("spec.jobTemplate.spec.restartPolicy", "Never")))
+        admit("CronJob", _raw("CronJob", set_field("spec.jobTemplate.spec.restartPolicy", "Never")))
     assert err.value.message == 'strict decoding error: unknown field "spec.jobTemplate.spec.restartPolicy"'
 
 
 def test_template_quantities_are_checked_at_decode() -> None:
     limits = {"limits": {"cpu": "lots"}}
-    raw = _raw("Job", _set("spec.template.spec.containers", [{"name": "c", "resources": limits}]))
+    raw = _raw("Job", set_field("spec.template.spec.containers", [{"name": "c", "resources": limits}]))
     with pytest.raises(DecodeError) as err:
         decode("Job", raw)
     assert err.value.field == "spec.template.spec.containers[0].resources.limits[cpu]"
-    raw = _raw("CronJob", _set("spec.jobTemplate.spec.template.spec.containers", [{"name": "c", "resources": limits}]))
+    raw = _raw(
+        "CronJob", set_field("spec.jobTemplate.spec.template.spec.containers", [{"name": "c", "resources": limits}])
+    )
     with pytest.raises(DecodeError) as err:
         decode("CronJob", raw)
     assert err.value.field == "spec.jobTemplate.spec.template.spec.containers[0].resources.limits[cpu]"
@@ -222,7 +201,7 @@ def test_template_quantities_are_checked_at_decode() -> None:
 
 
 def test_defaulting_and_generated_selector() -> None:
-    job = decode("Job", _raw("Job", _set("metadata.uid", "u-1")))
+    job = decode("Job", _raw("Job", set_field("metadata.uid", "u-1")))
     meta, spec = defaulted_job(job)
     assert (spec.parallelism, spec.completions, spec.backoff_limit) == (1, 1, 4)
     assert (spec.completion_mode, spec.pod_replacement_policy, spec.manual_selector) == (
@@ -243,7 +222,7 @@ def test_defaulting_and_generated_selector() -> None:
 
 
 def test_a_job_without_labels_shares_its_templates() -> None:
-    job = decode("Job", _raw("Job", _set("spec.template.metadata", {"labels": {"app": "pi"}})))
+    job = decode("Job", _raw("Job", set_field("spec.template.metadata", {"labels": {"app": "pi"}})))
     meta, _ = defaulted_job(job)
     assert meta.labels == {
         "app": "pi",
@@ -256,8 +235,8 @@ def test_a_job_without_labels_shares_its_templates() -> None:
 
 def test_only_completion_mode_indexed_defaults_to_one_completion() -> None:
     """completions default to 1 when neither they nor parallelism are given, so that Indexed alone passes."""
-    assert _errors("Job", _set("spec.completionMode", "Indexed")) == []
-    assert _errors("Job", _set("spec.completionMode", "Indexed"), _set("spec.parallelism", 2)) == [
+    assert _errors("Job", set_field("spec.completionMode", "Indexed")) == []
+    assert _errors("Job", set_field("spec.completionMode", "Indexed"), set_field("spec.parallelism", 2)) == [
         "spec.completions: Required value: when completion mode is Indexed"
     ]
 
@@ -267,9 +246,9 @@ def test_manual_selector_is_taken_as_given() -> None:
     assert (
         _errors(
             "Job",
-            _set("spec.manualSelector", True),
-            _set("spec.selector", {"matchLabels": labels}),
-            _set("spec.template.metadata", {"labels": labels}),
+            set_field("spec.manualSelector", True),
+            set_field("spec.selector", {"matchLabels": labels}),
+            set_field("spec.template.metadata", {"labels": labels}),
         )
         == []
     )
@@ -287,22 +266,22 @@ GENERATED = (
 REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = [
     (
         "Job",
-        [_drop("spec.template.spec.restartPolicy")],
+        [drop_field("spec.template.spec.restartPolicy")],
         ['spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'],
     ),
     (
         "Job",
-        [_set("spec.template.spec.restartPolicy", "Always")],
+        [set_field("spec.template.spec.restartPolicy", "Always")],
         ['spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'],
     ),
     (
         "Job",
         [
-            _set(
+            set_field(
                 "spec.podFailurePolicy",
                 {"rules": [{"action": "Ignore", "onExitCodes": {"operator": "In", "values": [1]}}]},
             ),
-            _set("spec.template.spec.restartPolicy", "OnFailure"),
+            set_field("spec.template.spec.restartPolicy", "OnFailure"),
         ],
         [
             'spec.template.spec.restartPolicy: Invalid value: "OnFailure": '
@@ -311,7 +290,7 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "Job",
-        [_set("spec.parallelism", -1), _set("spec.completions", -2), _set("spec.backoffLimit", -4)],
+        [set_field("spec.parallelism", -1), set_field("spec.completions", -2), set_field("spec.backoffLimit", -4)],
         [
             "spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
             "spec.completions: Invalid value: -2: must be greater than or equal to 0",
@@ -320,17 +299,21 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "Job",
-        [_set("spec.completionMode", "Indexed"), _set("spec.parallelism", 3)],
+        [set_field("spec.completionMode", "Indexed"), set_field("spec.parallelism", 3)],
         ["spec.completions: Required value: when completion mode is Indexed"],
     ),
     (
         "Job",
-        [_set("spec.completionMode", "Sequential")],
+        [set_field("spec.completionMode", "Sequential")],
         ['spec.completionMode: Unsupported value: "Sequential": supported values: "NonIndexed", "Indexed"'],
     ),
     (
         "Job",
-        [_set("metadata.name", "j" * 61), _set("spec.completionMode", "Indexed"), _set("spec.completions", 100)],
+        [
+            set_field("metadata.name", "j" * 61),
+            set_field("spec.completionMode", "Indexed"),
+            set_field("spec.completions", 100),
+        ],
         [
             f'metadata.name: Invalid value: "{"j" * 61}": '
             f"will not able to create pod with invalid DNS label: {'j' * 61}-99"
@@ -339,12 +322,12 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     (
         # The generated job-name labels hold the name: a label value of at most 63 characters.
         "Job",
-        [_set("metadata.name", "j" * 64)],
+        [set_field("metadata.name", "j" * 64)],
         [f'spec.template.labels: Invalid value: "{"j" * 64}": must be no more than 63 characters'],
     ),
     (
         "Job",
-        [_set("spec.selector", {"matchLabels": {"app": "pi"}})],
+        [set_field("spec.selector", {"matchLabels": {"app": "pi"}})],
         [
             'spec.selector: Invalid value: {"matchLabels":{"app":"pi",'
             f'"{CONTROLLER_UID_LABEL}":"{PLACEHOLDER_UID}"}}}}: `selector` not auto-generated',
@@ -353,7 +336,7 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "Job",
-        [_set("spec.template.metadata", {"labels": {"job-name": "other"}})],
+        [set_field("spec.template.metadata", {"labels": {"job-name": "other"}})],
         [
             "spec.template.metadata.labels[job-name]: Invalid value: "
             + GENERATED.replace('"job-name":"pi"', '"job-name":"other"')
@@ -362,12 +345,12 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "Job",
-        [_set("spec.manualSelector", True)],
+        [set_field("spec.manualSelector", True)],
         ["spec.selector: Required value", f"spec.template.metadata.labels: Invalid value: null: {MISMATCH}"],
     ),
     (
         "Job",
-        [_set("spec.backoffLimitPerIndex", 1), _set("spec.maxFailedIndexes", 1)],
+        [set_field("spec.backoffLimitPerIndex", 1), set_field("spec.maxFailedIndexes", 1)],
         [
             "spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode",
             "spec.maxFailedIndexes: Invalid value: 1: requires indexed completion mode",
@@ -375,7 +358,7 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "Job",
-        [_set("spec.successPolicy", {"rules": [{"succeededCount": 1}]})],
+        [set_field("spec.successPolicy", {"rules": [{"succeededCount": 1}]})],
         [
             'spec.successPolicy: Invalid value: {"Rules":[{"SucceededIndexes":null,"SucceededCount":1}]}: '
             "requires indexed completion mode"
@@ -384,9 +367,9 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     (
         "Job",
         [
-            _set("spec.completionMode", "Indexed"),
-            _set("spec.completions", 3),
-            _set("spec.successPolicy", {"rules": [{"succeededIndexes": "0-5", "succeededCount": 2}]}),
+            set_field("spec.completionMode", "Indexed"),
+            set_field("spec.completions", 3),
+            set_field("spec.successPolicy", {"rules": [{"succeededIndexes": "0-5", "succeededCount": 2}]}),
         ],
         [
             'spec.successPolicy.rules[0].succeededIndexes: Invalid value: "0-5": '
@@ -398,7 +381,7 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     (
         "Job",
         [
-            _set(
+            set_field(
                 "spec.podFailurePolicy",
                 {
                     "rules": [
@@ -428,32 +411,32 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "Job",
-        [_set("spec.managedBy", "job-controller")],
+        [set_field("spec.managedBy", "job-controller")],
         ['spec.managedBy: Invalid value: "job-controller": must be a domain-prefixed path (such as "acme.io/foo")'],
     ),
     (
         "Job",
-        [_set("spec.podReplacementPolicy", "Never")],
+        [set_field("spec.podReplacementPolicy", "Never")],
         ['spec.podReplacementPolicy: Unsupported value: "Never": supported values: "Failed", "TerminatingOrFailed"'],
     ),
     (
         "CronJob",
-        [_set("spec.schedule", "* * * *")],
+        [set_field("spec.schedule", "* * * *")],
         ['spec.schedule: Invalid value: "* * * *": expected exactly 5 fields, found 4: [* * * *]'],
     ),
     (
         "CronJob",
-        [_set("spec.schedule", "0 24 * * *")],
+        [set_field("spec.schedule", "0 24 * * *")],
         ['spec.schedule: Invalid value: "0 24 * * *": end of range (24) above maximum (23): 24'],
     ),
     (
         "CronJob",
-        [_set("spec.schedule", "@every")],
+        [set_field("spec.schedule", "@every")],
         ['spec.schedule: Invalid value: "@every": unrecognized descriptor: @every'],
     ),
     (
         "CronJob",
-        [_set("spec.schedule", "TZ=UTC 0 * * * *")],
+        [set_field("spec.schedule", "TZ=UTC 0 * * * *")],
         [
             'spec.schedule: Invalid value: "TZ=UTC 0 * * * *": '
             "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
@@ -461,17 +444,17 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "CronJob",
-        [_set("spec.schedule", "")],
+        [set_field("spec.schedule", "")],
         ["spec.schedule: Required value"],
     ),
     (
         "CronJob",
-        [_set("spec.timeZone", "Mars/Olympus_Mons")],
+        [set_field("spec.timeZone", "Mars/Olympus_Mons")],
         ['spec.timeZone: Invalid value: "Mars/Olympus_Mons": unknown time zone Mars/Olympus_Mons'],
     ),
     (
         "CronJob",
-        [_set("spec.timeZone", "Local")],
+        [set_field("spec.timeZone", "Local")],
         [
             'spec.timeZone: Invalid value: "Local": '
             "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
@@ -479,12 +462,12 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "CronJob",
-        [_set("spec.concurrencyPolicy", "Queue")],
+        [set_field("spec.concurrencyPolicy", "Queue")],
         ['spec.concurrencyPolicy: Unsupported value: "Queue": supported values: "Allow", "Forbid", "Replace"'],
     ),
     (
         "CronJob",
-        [_set("spec.startingDeadlineSeconds", -1), _set("spec.failedJobsHistoryLimit", -1)],
+        [set_field("spec.startingDeadlineSeconds", -1), set_field("spec.failedJobsHistoryLimit", -1)],
         [
             "spec.startingDeadlineSeconds: Invalid value: -1: must be greater than or equal to 0",
             "spec.failedJobsHistoryLimit: Invalid value: -1: must be greater than or equal to 0",
@@ -492,25 +475,25 @@ REFUSALS: list[tuple[str, list[Callable[[dict[str, Any]], None]], list[str]]] = 
     ),
     (
         "CronJob",
-        [_set("metadata.name", "c" * 53)],
+        [set_field("metadata.name", "c" * 53)],
         [f'metadata.name: Invalid value: "{"c" * 53}": must be no more than 52 characters'],
     ),
     (
         "CronJob",
-        [_drop("spec.jobTemplate.spec.template.spec.restartPolicy")],
+        [drop_field("spec.jobTemplate.spec.template.spec.restartPolicy")],
         ['spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'],
     ),
     (
         # A job template is not defaulted: Indexed needs its completions there.
         "CronJob",
-        [_set("spec.jobTemplate.spec.completionMode", "Indexed")],
+        [set_field("spec.jobTemplate.spec.completionMode", "Indexed")],
         ["spec.jobTemplate.spec.completions: Required value: when completion mode is Indexed"],
     ),
     (
         "CronJob",
         [
-            _set("spec.jobTemplate.spec.selector", {"matchLabels": {"a": "b"}}),
-            _set("spec.jobTemplate.spec.manualSelector", True),
+            set_field("spec.jobTemplate.spec.selector", {"matchLabels": {"a": "b"}}),
+            set_field("spec.jobTemplate.spec.manualSelector", True),
         ],
         [
             'spec.jobTemplate.spec.selector: Invalid value: {"matchLabels":{"a":"b"}}: '
@@ -529,12 +512,12 @@ def test_refusals_in_the_api_servers_words(
 
 
 def test_a_52_character_cronjob_name_is_accepted() -> None:
-    assert _errors("CronJob", _set("metadata.name", "c" * 52)) == []
+    assert _errors("CronJob", set_field("metadata.name", "c" * 52)) == []
 
 
 def test_admit_reports_the_first_refusal_as_invalid() -> None:
     with pytest.raises(IntakeError) as err:
-        admit("CronJob", _raw("CronJob", _set("spec.schedule", "every minute")))
+        admit("CronJob", _raw("CronJob", set_field("spec.schedule", "every minute")))
     assert err.value.invalid and err.value.field == "spec.schedule"
     assert err.value.message == 'Invalid value: "every minute": expected exactly 5 fields, found 2: [every minute]'
 
