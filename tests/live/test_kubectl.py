@@ -62,3 +62,102 @@ def test_kubectl_sees_where_pods_land(cluster: Cluster) -> None:
     assert f"Successfully assigned default/hello to {node}" in events
     assert kubectl(cluster, "get", "pod", "hello", "-o", "jsonpath={.spec.nodeName}") == node
     assert "deleted" in kubectl(cluster, "delete", "pod", "hello")
+
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        resources:
+          requests: {cpu: 100m}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: 2
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: postgres
+        image: postgres:17
+        resources:
+          requests: {cpu: 100m}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+spec:
+  selector:
+    matchLabels: {app: agent}
+  template:
+    metadata:
+      labels: {app: agent}
+    spec:
+      containers:
+      - name: agent
+        image: busybox:1.36
+        resources:
+          requests: {cpu: 50m}
+"""
+
+
+def _bound(cluster: Cluster, selector: str) -> dict[str, str]:
+    """Pod name -> node of the pods the label selector picks (unbound ones with "")."""
+    out = kubectl(
+        cluster,
+        "get",
+        "pods",
+        "-l",
+        selector,
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName}{'\\n'}{end}",
+    )
+    return {line.split()[0]: [*line.split(), ""][1] for line in out.splitlines() if line.strip()}
+
+
+def test_workloads_apply_scale_and_delete_as_in_a_cluster(cluster: Cluster) -> None:
+    cluster.start_serve(nodes_yaml(2), scheduler=True)
+    validate = [] if _client_minor() >= 24 else ["--validate=false"]
+    (cluster.tmp / "workloads.yaml").write_text(DEPLOYMENT)
+    applied = kubectl(cluster, "apply", *validate, "-f", str(cluster.tmp / "workloads.yaml")).split("\n")
+    assert applied[:3] == ["deployment.apps/web created", "statefulset.apps/db created", "daemonset.apps/agent created"]
+
+    def placed(selector: str, n: int) -> dict[str, str] | None:
+        pods = _bound(cluster, selector)
+        return pods if len(pods) == n and all(pods.values()) else None
+
+    web = wait_until(lambda: placed("app=web", 3), what="the Deployment's 3 pods bound")
+    rs = kubectl(cluster, "get", "rs", "-o", "jsonpath={.items[0].metadata.name}")
+    assert rs.startswith("web-") and all(name.startswith(f"{rs}-") for name in web)
+    # The StatefulSet's pods by ordinal (web-1 once web-0 ran); one agent on each node.
+    assert sorted(wait_until(lambda: placed("app=db", 2), what="db-0 and db-1")) == ["db-0", "db-1"]
+    agents = wait_until(lambda: placed("app=agent", 2), what="an agent per node")
+    assert sorted(agents.values()) == ["node-0", "node-1"]
+
+    assert kubectl(cluster, "scale", "deploy/web", "--replicas=5").strip() == "deployment.apps/web scaled"
+    wait_until(lambda: placed("app=web", 5), what="5 pods after scaling up")
+    kubectl(cluster, "scale", "deploy/web", "--replicas=1")
+    wait_until(lambda: placed("app=web", 1), what="1 pod after scaling down")
+    kubectl(cluster, "delete", "deploy", "web")
+    wait_until(
+        lambda: not _bound(cluster, "app=web") and not kubectl(cluster, "get", "rs", "-o", "name"), what="all gone"
+    )

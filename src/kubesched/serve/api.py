@@ -43,6 +43,7 @@ from kubesched.serve.fieldvalidation import (
     warning_headers,
 )
 from kubesched.serve.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
+from kubesched.serve.scale import replicas_of, scale_view
 from kubesched.serve.selectors import SelectorError, field_matcher, label_matcher
 from kubesched.serve.status import ApiError, status_body
 from kubesched.serve.storage import Gone, Watcher
@@ -249,6 +250,8 @@ class ApiServer:
         r = route.resource
         if route.sub and route.sub not in r.subresources:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        if route.sub == "scale":
+            return await self._scale(req, route, verb)
         if verb == "watch":
             return await self._watch(req, route)
         if verb == "list":
@@ -276,6 +279,44 @@ class ApiServer:
         if verb == "deletecollection":
             return self._delete_collection(req, route)
         raise ApiError(405, "MethodNotAllowed", f"{req.method} is not supported")
+
+    async def _scale(self, req: web.Request, route: Route, verb: str) -> web.StreamResponse:
+        """GET, PUT or PATCH the object's Scale: a write sets the object's spec.replicas."""
+        parent = Route(route.resource, route.namespace, route.name, "")
+        cur = self._current(parent)
+        view = scale_view(cur, route.resource.kind)
+        if verb == "get":
+            return respond(view)
+        if verb == "update":
+            body = await self._object_body(req, route, "UpdateOptions")
+        elif verb == "patch":
+            ctype = req.content_type or ""
+            patch = bodies.decode_patch(await bodies.read(req), "").data
+            try:
+                if ctype == JSON_PATCH:
+                    body = json_patch(view, _json_patch_ops(patch), max_copy_bytes=bodies.MAX_BODY_BYTES)
+                elif ctype in (MERGE_PATCH, STRATEGIC_PATCH) and isinstance(patch, dict):
+                    body = merge_patch(view, patch)
+                else:
+                    raise ApiError(
+                        415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {ctype}"
+                    )
+            except PatchError as err:
+                raise ApiError(422, "Invalid", str(err)) from None
+        else:
+            raise ApiError(405, "MethodNotAllowed", f"{req.method} is not supported")
+        replicas = replicas_of(body)
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            cause = f"spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"
+            raise ApiError(
+                422,
+                "Invalid",
+                f"Scale.autoscaling {go_quote(route.name)} is invalid: {cause}",
+                {"name": route.name, "group": "autoscaling", "kind": "Scale", "causes": [{"field": "spec.replicas"}]},
+            )
+        new = copy.deepcopy(cur)
+        new.setdefault("spec", {})["replicas"] = replicas
+        return respond(scale_view(self._write(parent, new), route.resource.kind))
 
     # ------------------------------------------------------------ helpers
 

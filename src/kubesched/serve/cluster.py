@@ -6,7 +6,8 @@ so `kubectl get events` shows them, and only there (not in the embedded
 client's report list, which would keep every event of a server that runs for
 weeks); and kube-controller-manager's resourceclaim
 controller runs (serve/claims.py), so pods using ResourceClaimTemplates get
-their claims as in a cluster.
+their claims as in a cluster; and so do the workload controllers
+(serve/workloads.py): Deployments, StatefulSets, DaemonSets, Jobs ... get their pods.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kubesched.cluster.store import Conflict, NotFound
 from kubesched.live.events import event_key, make_event, micro_time, object_reference
 from kubesched.serve.claims import ResourceClaimController
 from kubesched.serve.storage import DEFAULT_EVENT_TTL, DEFAULT_HISTORY, SecondsClock, ServedStore
+from kubesched.serve.workloads import WorkloadController
 
 SERIES_WRITE_PERIOD = 5.0
 # An event not repeated for this long starts afresh (client-go's event cache keeps one this long, too).
@@ -87,3 +89,4 @@ class ServedCluster(EmbeddedCluster):
         super()._start_controllers()
         assert isinstance(self.store, ServedStore)
         self.claims = ResourceClaimController(self.store, self.client)
+        self.workloads = WorkloadController(self.store, self.client)

@@ -70,16 +70,17 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
         )
         for sub in r.subresources:
             verbs = ["create"] if sub == "binding" else ["get", "patch", "update"]
-            kind = "Binding" if sub == "binding" else kind_name(r)
-            items.append(
-                {
-                    "name": f"{r.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": r.namespaced,
-                    "kind": kind,
-                    "verbs": verbs,
-                }
-            )
+            kind = {"binding": "Binding", "scale": "Scale"}.get(sub, kind_name(r))
+            entry: dict[str, Any] = {
+                "name": f"{r.plural}/{sub}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": kind,
+                "verbs": verbs,
+            }
+            if sub == "scale":
+                entry.update(group="autoscaling", version="v1")
+            items.append(entry)
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": items}
 

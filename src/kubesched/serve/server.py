@@ -44,7 +44,8 @@ def load_cluster(cluster: ServedCluster, scenario: Any) -> None:
         if cluster.store.find("Namespace", ns) is None:
             cluster.client.create("Namespace", Namespace(metadata=ObjectMeta(name=ns)))
     for m in ordered:
-        if m.kind != "Namespace":
+        # What controllers made when the scenario was read, the served cluster's own controllers make.
+        if m.kind != "Namespace" and not m.generated:
             key = object_key(m.obj)
             if m.kind in ("Pod",) and not m.obj.metadata.namespace:
                 key = f"default/{m.obj.metadata.name}"

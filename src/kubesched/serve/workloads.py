@@ -1,0 +1,171 @@
+"""The workload controllers of `kubesched serve` (kube-controller-manager's deployment, replicaset,
+replication, statefulset, daemonset, job and cronjob controllers, and the garbage collector's part).
+
+They make what simulations make (kubesched.workloads), but as a cluster does, when objects change:
+a workload created or scaled gets the pods (or the ReplicaSet, or the Job) it lacks, a deleted pod is
+replaced, a pod scheduled lets an OrderedReady StatefulSet create the next one, a new node gets its
+DaemonSet pods; a workload scaled down loses its surplus pods (pending ones first, then the newest), and
+a deleted workload takes what it owns with it. A CronJob makes one Job, its first; Jobs' pods never finish
+(no kubelet). Objects are written through the store like the API's own, so watchers see them come.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+from typing import Any
+
+from kubesched.api.decode import decode
+from kubesched.cluster.client import EmbeddedClient
+from kubesched.cluster.store import ADDED, DELETED, Conflict, NotFound, object_key
+from kubesched.serve.storage import ServedStore
+from kubesched.workloads.expand import WORKLOAD_KINDS, children
+from kubesched.workloads.model import Child, Cluster
+from kubesched.workloads.naming import ALPHABET
+
+log = logging.getLogger("kubesched.serve")
+
+_SCALABLE = ("ReplicaSet", "ReplicationController", "StatefulSet")
+
+
+class WorkloadController:
+    """Keeps every workload's children as its controller would."""
+
+    def __init__(self, store: ServedStore, client: EmbeddedClient, rng: random.Random | None = None) -> None:
+        self.store = store
+        self.client = client
+        self.rng = rng or random.Random()
+        for kind in WORKLOAD_KINDS:
+            store.subscribe(kind, self._workload_handler(kind))
+        store.subscribe("Pod", self._pod_event)
+        store.subscribe("Node", self._node_event)
+
+    # ------------------------------------------------------------ events
+
+    def _workload_handler(self, kind: str) -> Callable[[str, Any, Any], None]:
+        def handle(etype: str, old: Any, new: Any) -> None:
+            if etype == DELETED:
+                self._collect(old)
+            else:
+                self.sync(kind, object_key(new))
+
+        return handle
+
+    def _pod_event(self, etype: str, old: Any, new: Any) -> None:
+        pod = new if new is not None else old
+        ref = next((r for r in pod.metadata.owner_references if r.controller), None)
+        if ref is None or ref.kind not in WORKLOAD_KINDS:
+            return
+        owner = f"{pod.metadata.namespace}/{ref.name}"
+        if etype == DELETED:
+            self.sync(ref.kind, owner)  # a replacement
+        elif ref.kind == "StatefulSet" and new.spec.node_name and not (old and old.spec.node_name):
+            self.sync(ref.kind, owner)  # OrderedReady: the next one
+
+    def _node_event(self, etype: str, _old: Any, new: Any) -> None:
+        if etype == ADDED:
+            for ds in self.store.list("DaemonSet"):
+                self.sync("DaemonSet", object_key(ds))
+
+    # ------------------------------------------------------------ sync
+
+    def sync(self, kind: str, key: str) -> None:
+        obj = self.store.find(kind, key)
+        if obj is None or obj.metadata.deletion_timestamp is not None:
+            return
+        cluster = Cluster(
+            rng=self.rng,
+            pods=self.store.list("Pod"),
+            nodes=self.store.list("Node"),
+            claims={(c.metadata.namespace, c.metadata.name) for c in self.store.iter("PersistentVolumeClaim")},
+        )
+        if kind == "CronJob" and any(_owned_by(j, obj) for j in self.store.iter("Job")):
+            return  # its first Job is made; later runs are out of scope
+        for child in children(kind, obj, cluster):
+            if child.after is not None and not self._running(child.after):
+                break  # OrderedReady: the rest wait for this one
+            self._make(child)
+        if kind in _SCALABLE:
+            self._scale_down(kind, obj)
+
+    def _running(self, key: str) -> bool:
+        pod = self.store.find("Pod", key)
+        return pod is not None and bool(pod.spec.node_name)
+
+    def _make(self, child: Child) -> None:
+        raw = child.raw
+        meta = raw["metadata"]
+        ns = meta.get("namespace") or "default"
+        meta["namespace"] = ns
+        kind = child.kind
+        if kind == "ReplicaSet" and self._update_replicas(f"{ns}/{meta['name']}", raw):
+            return
+        if not meta.get("name"):
+            meta["name"] = self._name(kind, ns, meta.pop("generateName"))
+        key = f"{ns}/{meta['name']}"
+        if self.store.find(kind, key) is not None:
+            return
+        body = {k: v for k, v in raw.items() if k not in ("kind", "apiVersion")}
+        self.store.incoming[(kind, key)] = body
+        try:
+            self.client.create(kind, decode(kind, raw))
+        except Exception as err:  # noqa: BLE001 - a controller logs a failed create (FailedCreate) and goes on
+            self.store.incoming.pop((kind, key), None)
+            log.warning("Could not create %s %s: %s", kind, key, err)
+
+    def _update_replicas(self, key: str, raw: dict[str, Any]) -> bool:
+        """A Deployment scaled: its ReplicaSet exists, so only its replicas change. False if it does not exist."""
+        rs = self.store.find("ReplicaSet", key)
+        if rs is None:
+            return False
+        want = raw["spec"]["replicas"]
+        if rs.spec.replicas != want:
+            cur = dict(self.store.get_raw("ReplicaSet", key) or {})
+            cur["spec"] = {**(cur.get("spec") or {}), "replicas": want}
+            self.store.incoming[("ReplicaSet", key)] = cur
+            self.client.update(
+                "ReplicaSet", decode("ReplicaSet", {"apiVersion": "apps/v1", "kind": "ReplicaSet", **cur})
+            )
+        return True
+
+    def _name(self, kind: str, ns: str, prefix: str) -> str:
+        while True:
+            name = prefix[:58] + "".join(self.rng.choice(ALPHABET) for _ in range(5))
+            if self.store.find(kind, f"{ns}/{name}") is None:
+                return name
+
+    def _scale_down(self, kind: str, obj: Any) -> None:
+        """Pods beyond `replicas`: a StatefulSet's highest ordinals; else pending ones first, then the newest."""
+        replicas = 1 if obj.spec.replicas is None else obj.spec.replicas
+        owned = [p for p in self.store.iter("Pod") if _owned_by(p, obj) and p.metadata.deletion_timestamp is None]
+        surplus = len(owned) - replicas
+        if surplus <= 0:
+            return
+        if kind == "StatefulSet":
+            owned.sort(key=lambda p: -int(p.metadata.name.rsplit("-", 1)[-1]))
+        else:
+            owned.sort(key=lambda p: (bool(p.spec.node_name), -(p.metadata.creation_timestamp or 0).timestamp()))
+        for p in owned[:surplus]:
+            self._delete_pod(p)
+
+    def _delete_pod(self, pod: Any) -> None:
+        with contextlib.suppress(NotFound, KeyError, Conflict):
+            self.client.delete_pod(pod.metadata.namespace, pod.metadata.name)
+
+    def _collect(self, owner: Any) -> None:
+        """The garbage collector: what the deleted workload owned goes too (and, through its events, theirs)."""
+        for kind in ("Pod", "ReplicaSet", "Job", "PersistentVolumeClaim"):
+            for obj in list(self.store.iter(kind)):
+                if not any(r.uid == owner.metadata.uid for r in obj.metadata.owner_references):
+                    continue
+                if kind == "Pod":
+                    self._delete_pod(obj)
+                else:
+                    with contextlib.suppress(NotFound, KeyError):
+                        self.client.delete(kind, object_key(obj))
+
+
+def _owned_by(obj: Any, owner: Any) -> bool:
+    return any(r.controller and r.uid == owner.metadata.uid for r in obj.metadata.owner_references)
