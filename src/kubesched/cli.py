@@ -335,7 +335,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser("explain", help="why a pod of a scenario landed where it did, or why it stays pending")
     ex.add_argument("scenario", help="the scenario YAML (as for simulate)")
-    ex.add_argument("pod", help="the pod: name, or namespace/name")
+    ex.add_argument(
+        "pod",
+        help="the pod: name, or namespace/name; or a workload (deployment/web, [namespace/]statefulset/db, ...): "
+        "its first pod that is not scheduled (or its first pod)",
+    )
     add_validate_argument(ex)
     ex.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
     ex.add_argument("-o", "--output", choices=("table", "json"), default="table")

@@ -17,7 +17,39 @@ from kubesched.explain.model import Capture, Explanation, NodeScore, Outcome, Wi
 from kubesched.simulate.attempts import Attempt
 from kubesched.simulate.scenario import Manifest, Scenario
 
-__all__ = ["Explanation", "explain", "resolve_pod"]
+__all__ = ["Explanation", "explain", "resolve_pod", "workload_pods"]
+
+
+# kubectl's names for the workload kinds (kind, plural-less short names).
+_WORKLOAD_ALIASES = {
+    "deployment": "deployment",
+    "deploy": "deployment",
+    "replicaset": "replicaset",
+    "rs": "replicaset",
+    "replicationcontroller": "replicationcontroller",
+    "rc": "replicationcontroller",
+    "statefulset": "statefulset",
+    "sts": "statefulset",
+    "daemonset": "daemonset",
+    "ds": "daemonset",
+    "job": "job",
+    "cronjob": "cronjob",
+    "cj": "cronjob",
+}
+
+
+def workload_pods(scenario: Scenario, ref: str) -> list[Manifest]:
+    """The pods of the workload `ref` names ("kind/name" or "namespace/kind/name"); [] if it names none."""
+    parts = ref.split("/")
+    if len(parts) not in (2, 3) or parts[-2].lower() not in _WORKLOAD_ALIASES:
+        return []
+    ns = parts[0] if len(parts) == 3 else None
+    workload = f"{_WORKLOAD_ALIASES[parts[-2].lower()]}/{parts[-1]}"
+    return [
+        m
+        for m in scenario.pending_pods()
+        if m.workload == workload and (ns is None or (m.obj.metadata.namespace or "default") == ns)
+    ]
 
 
 def resolve_pod(scenario: Scenario, ref: str) -> Manifest:
@@ -56,8 +88,17 @@ def explain(
     """Run the scenario and explain the last scheduling attempt of its pod `ref`."""
     from kubesched.simulate.runner import Simulation
 
-    m = resolve_pod(scenario, ref)
-    key = f"{m.obj.metadata.namespace or 'default'}/{m.obj.metadata.name}"
+    pods = workload_pods(scenario, ref)
+    if pods:
+        # The workload's first pod that did not get scheduled (or its first): found by a run of its own.
+        outcomes = {
+            o.key: o.status for o in Simulation(scenario, config, seed=seed, config_source=config_source).run().results
+        }
+        keys = [f"{p.obj.metadata.namespace or 'default'}/{p.obj.metadata.name}" for p in pods]
+        key = next((k for k in keys if outcomes.get(k) != "Scheduled"), keys[0])
+    else:
+        m = resolve_pod(scenario, ref)
+        key = f"{m.obj.metadata.namespace or 'default'}/{m.obj.metadata.name}"
     sim = Simulation(scenario, config, seed=seed, config_source=config_source)
     analyzer = Analyzer(sim.scheduler, key, sim.attempts)
     sim.scheduler.before_cycle = analyzer
