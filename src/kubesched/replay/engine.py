@@ -47,7 +47,7 @@ from kubesched.replay.metrics import (
     Samples,
     resource_axes,
 )
-from kubesched.replay.trace import Trace
+from kubesched.replay.trace import JobRun, Trace, TraceEntry
 from kubesched.simulate.runner import Simulation
 from kubesched.simulate.scenario import Scenario
 
@@ -97,6 +97,10 @@ class Replay:
                     trace.source, f"pod {e.key} already exists in the cluster file", f"line {e.line}", "name"
                 )
             self.records[e.key] = PodRecord(e.key, e.line, e.time, e.duration)
+        # The pods of Jobs the trace starts, by pod key; pods their Jobs start later, due now.
+        self._jobs: dict[str, JobRun] = {e.key: e.job for e in trace.entries if e.job is not None}
+        self._due: list[TraceEntry] = []
+        self._spawned: list[TraceEntry] = []
         for ns in sorted({e.namespace for e in trace.entries}):
             self.cluster.client.ensure_namespace(ns)
         self.samples = Samples()
@@ -143,6 +147,7 @@ class Replay:
             return  # a pod rejected while waiting at Permit: back in the queue, still pending
         self._move(rec, PREEMPTED)
         rec.end = self.cluster.clock.now()
+        self._lost(key)
 
     def _on_pod(self, etype: str, old: Pod | None, new: Pod | None) -> None:
         """The ledger follows bindings and departures; trace pods' records follow their bindings."""
@@ -174,6 +179,7 @@ class Replay:
                 # Nothing but preemption deletes a running trace pod; count it even if the hook was not called.
                 self._move(rec, PREEMPTED)
                 rec.end = now
+                self._lost(key)
             elif rec is not None and rec.state == PENDING:
                 self._drop_shape(rec)
 
@@ -211,8 +217,7 @@ class Replay:
 
     # ------------------------------------------------------------ events
 
-    def _arrive(self, index: int) -> None:
-        e = self.trace.entries[index]
+    def _arrive(self, e: TraceEntry) -> None:
         rec = self.records[e.key]
         try:
             pod = self.cluster.client.create("Pod", e.pod)
@@ -238,9 +243,28 @@ class Replay:
         self.cluster.client.update("Pod", msgspec.structs.replace(pod, status=status))
         self._move(rec, FINISHED)
         rec.end = now
+        job = self._jobs.get(key)
+        if job is not None:
+            self._start(job.finished(now))
+
+    def _start(self, entries: list[TraceEntry]) -> None:
+        """Pods a Job starts now (the next after one finished, or a preempted one's replacement)."""
+        for e in entries:
+            if e.key in self.records or self.cluster.store.find("Pod", e.key) is not None:
+                raise InputError(self.trace.source, f"Job pod {e.key} already exists", f"line {e.line}", "name")
+            self.records[e.key] = PodRecord(e.key, e.line, e.time, e.duration)
+            if e.job is not None:
+                self._jobs[e.key] = e.job
+            self._due.append(e)
+            self._spawned.append(e)
+
+    def _lost(self, key: str) -> None:
+        job = self._jobs.get(key)
+        if job is not None:
+            self._start(job.lost(self.cluster.clock.now()))
 
     def _next_time(self, next_arrival: int) -> float | None:
-        times = []
+        times = [self.cluster.clock.now()] if self._due else []
         if next_arrival < len(self.trace.entries):
             times.append(self.trace.entries[next_arrival].time)
         if self.finishes:
@@ -307,8 +331,10 @@ class Replay:
                 while self.finishes and self.finishes[0][0] <= now:
                     _, _, key = heapq.heappop(self.finishes)
                     self._finish(key, now)
+                while self._due:
+                    self._arrive(self._due.pop(0))
                 while nxt < total and entries[nxt].time <= now:
-                    self._arrive(nxt)
+                    self._arrive(entries[nxt])
                     nxt += 1
                 sched.sync()
                 queue.flush_backoff_completed()
@@ -329,7 +355,7 @@ class Replay:
             resources=list(self.resources),
             nodes=list(self.ledger.nodes),
             allocatable=[int(v) for v in self.ledger.total_allocatable[:n]],
-            pods=[self.records[e.key] for e in sorted(entries, key=lambda e: e.line)],
+            pods=[self.records[e.key] for e in sorted([*entries, *self._spawned], key=lambda e: e.line)],
             samples=self.samples,
             heat_times=list(self.heat.times),
             heat=list(self.heat.frames),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kubesched.api.intake import FieldValidation
 from kubesched.errors import InputError
-from kubesched.replay.trace import Templates, Trace, load_trace
+from kubesched.replay.trace import JobTemplate, Templates, Trace, TraceEntry, load_trace
 from kubesched.simulate.scenario import Manifest, Scenario, load_scenario
 
 
@@ -38,13 +39,49 @@ def load_inputs(
     """The cluster (its pending pods become templates, not pods) and the trace, checked against each other.
     The scenario's notes include the templates file's."""
     scenario = load_scenario(cluster, validation=validation, seed=seed)
-    manifests = list(scenario.pending_pods())
+    pending = scenario.pending_pods()
+    manifests = [m for m in pending if not m.generated]
     sources = [scenario.source]
     if templates is not None:
         manifests += load_templates_file(templates, validation, scenario)
         sources.append(str(templates))
     classes = {m.obj.metadata.name for m in scenario.manifests if m.kind == "PriorityClass"}
-    tr = load_trace(trace, Templates(manifests, sources), classes)
+    tr = load_trace(trace, Templates(manifests, sources, job_templates(scenario)), classes)
     if not tr.entries:
         raise InputError(tr.source, "the trace has no pods")
+    # The pods the cluster file's Deployments, StatefulSets, DaemonSets ... make run from the start (a Job's
+    # wait for a trace row to start it).
+    started = [
+        TraceEntry(0, 0.0, f"{m.obj.metadata.namespace or 'default'}/{m.obj.metadata.name}", m.obj, None)
+        for m in pending
+        if m.generated and not _owned_by_job(m)
+    ]
+    tr.entries[:0] = started
     return scenario, tr
+
+
+def _owned_by_job(m: Manifest) -> bool:
+    return any(r.controller and r.kind == "Job" for r in m.obj.metadata.owner_references)
+
+
+def job_templates(scenario: Scenario) -> list[JobTemplate]:
+    """The cluster file's Jobs (and its CronJobs' first Jobs) that make pods, each with the pod it makes."""
+    pods: dict[tuple[str, str], Any] = {}
+    for m in scenario.manifests:
+        if m.kind == "Pod" and m.generated:
+            for r in m.obj.metadata.owner_references:
+                if r.controller and r.kind == "Job":
+                    pods.setdefault((m.obj.metadata.namespace or "default", r.name), m.obj)
+    out = []
+    for m in scenario.manifests:
+        if m.kind != "Job":
+            continue
+        ns = m.obj.metadata.namespace or "default"
+        pod = pods.get((ns, m.obj.metadata.name))
+        if pod is None:
+            continue  # suspended, or parallelism 0: it makes no pods
+        spec = m.obj.spec
+        parallelism = 1 if spec.parallelism is None else spec.parallelism
+        backoff = 6 if spec.backoff_limit is None else spec.backoff_limit
+        out.append(JobTemplate(f"{ns}/{m.obj.metadata.name}", pod, parallelism, spec.completions, backoff))
+    return out

@@ -7,7 +7,9 @@ a line), with these fields:
 - ``name`` (required): ``namespace/name`` or ``name`` (the namespace is then the
   template's, else ``default``). Names are unique within a trace.
 - ``template``: the name (or ``namespace/name``) of a Pod manifest to copy: a pod
-  without ``spec.nodeName`` in the cluster file, or in the ``--templates`` file.
+  without ``spec.nodeName`` in the cluster file, or in the ``--templates`` file;
+  or ``job/name`` (``namespace/job/name``): a Job of the cluster file to start
+  (see JobRun).
 - ``spec``: the pod inline, as JSON: a PodSpec (``{"containers": [...]}``) or a
   whole Pod manifest (``{"metadata": {"labels": ...}, "spec": {...}}``).
   Exactly one of ``template`` and ``spec``.
@@ -57,6 +59,8 @@ class TraceEntry:
     key: str
     pod: Pod
     duration: float | None
+    # The Job run this pod belongs to (a row whose template names a Job), else None.
+    job: JobRun | None = None
 
     @property
     def namespace(self) -> str:
@@ -65,6 +69,74 @@ class TraceEntry:
     @property
     def name(self) -> str:
         return self.key.split("/", 1)[1]
+
+
+@dataclass(frozen=True)
+class JobTemplate:
+    """A Job of the cluster file that trace rows start: the pod its controller makes, and its counts."""
+
+    key: str
+    pod: Pod
+    parallelism: int
+    completions: int | None
+    backoff_limit: int
+
+
+@dataclass
+class JobRun:
+    """One trace row's Job: `parallelism` pods at a time, each running the row's duration; as one finishes
+    the next starts, until `completions` have succeeded (without completions, the first ones only); a pod
+    lost to preemption is replaced while failures stay within backoffLimit."""
+
+    line: int
+    namespace: str
+    name: str
+    job: JobTemplate
+    priority_class: str
+    duration: float | None
+    active: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    made: int = 0
+
+    def start(self, now: float) -> list[TraceEntry]:
+        """The pods to create now: up to parallelism running, no more than completions need."""
+        out = []
+        while self.active < self.job.parallelism and self._wants_more():
+            name = f"{self.name}-{self.made}"
+            pod = _instantiate(self.job.pod, self.namespace, name, self.priority_class)
+            out.append(TraceEntry(self.line, now, f"{self.namespace}/{name}", pod, self.duration, self))
+            self.active += 1
+            self.made += 1
+        return out
+
+    def _wants_more(self) -> bool:
+        """Completions not yet covered by succeeded and running pods (a work queue: its first pods only)."""
+        if self.job.completions is None:
+            return self.made < self.job.parallelism
+        return self.succeeded + self.active < self.job.completions
+
+    def finished(self, now: float) -> list[TraceEntry]:
+        self.active -= 1
+        self.succeeded += 1
+        return self.start(now) if self.job.completions is not None else []
+
+    def lost(self, now: float) -> list[TraceEntry]:
+        """A pod preempted: a failure; replaced while failures are within backoffLimit."""
+        self.active -= 1
+        self.failed += 1
+        if self.failed > self.job.backoff_limit:
+            return []
+        if self.job.completions is None:
+            return self._replace(now)  # a work queue: the lost pod's work is still to do
+        return self.start(now)
+
+    def _replace(self, now: float) -> list[TraceEntry]:
+        name = f"{self.name}-{self.made}"
+        pod = _instantiate(self.job.pod, self.namespace, name, self.priority_class)
+        self.active += 1
+        self.made += 1
+        return [TraceEntry(self.line, now, f"{self.namespace}/{name}", pod, self.duration, self)]
 
 
 @dataclass
@@ -78,9 +150,11 @@ class Trace:
 
 
 class Templates:
-    """Pod manifests that trace lines copy, found by `name` or `namespace/name`."""
+    """Pod manifests that trace lines copy, found by `name` or `namespace/name`; and Jobs, found by
+    `job/name` or `namespace/job/name`."""
 
-    def __init__(self, manifests: Sequence[Manifest], sources: Sequence[str]) -> None:
+    def __init__(self, manifests: Sequence[Manifest], sources: Sequence[str], jobs: Sequence[JobTemplate] = ()) -> None:
+        self.jobs = {j.key: j for j in jobs}
         self.by_key: dict[str, Pod] = {}
         self.by_name: dict[str, list[Pod]] = {}
         self.sources = list(sources)
@@ -90,6 +164,25 @@ class Templates:
             key = f"{ns}/{pod.metadata.name}"
             self.by_key[key] = pod
             self.by_name.setdefault(pod.metadata.name, []).append(pod)
+
+    def find_job(self, ref: str) -> JobTemplate | None:
+        """The Job `ref` names ("job/name" or "namespace/job/name"); None when it names no Job."""
+        parts = ref.split("/")
+        if len(parts) not in (2, 3) or parts[-2] != "job":
+            return None
+        name = parts[-1]
+        found = [
+            j
+            for k, j in self.jobs.items()
+            if k.split("/", 1)[1] == name and (len(parts) == 2 or k.startswith(f"{parts[0]}/"))
+        ]
+        if not found:
+            known = sorted(f"job/{k.split('/', 1)[1]}" for k in self.jobs)
+            hint = f" (Jobs: {', '.join(known[:8])})" if known else " (it has none)"
+            raise ValueError(f"no Job {name!r} in the cluster file that makes pods{hint}")
+        if len(found) > 1:
+            raise ValueError(f"Job {name!r} is in several namespaces: write namespace/job/{name}")
+        return found[0]
 
     def find(self, ref: str) -> Pod:
         """The template named `ref`; raises ValueError with a message fit for the user."""
@@ -328,9 +421,11 @@ def parse_trace(
             )
         priority_class = _text(row.get("priorityClass"), source, line, "priorityClass")
         duration = _seconds(row.get("duration"), source, line, "duration", optional=True)
+        job: JobTemplate | None = None
         if template_ref:
             try:
-                base = templates.find(template_ref)
+                job = templates.find_job(template_ref)
+                base = job.pod if job is not None else templates.find(template_ref)
             except ValueError as err:
                 raise InputError(source, str(err), f"line {line}", "template") from None
         else:
@@ -348,11 +443,16 @@ def parse_trace(
             if known_classes - set(SYSTEM_PRIORITY_CLASSES):
                 where += f" (defined: {', '.join(sorted(known_classes - set(SYSTEM_PRIORITY_CLASSES)))})"
             raise InputError(source, where, f"line {line}", field)
-        key = f"{namespace}/{name}"
-        if key in seen:
-            raise InputError(source, f"pod {key} is already in the trace (line {seen[key]})", f"line {line}", "name")
-        seen[key] = line
-        entries.append(TraceEntry(line, t, key, pod, duration))
+        made = [TraceEntry(line, t, f"{namespace}/{name}", pod, duration)]
+        if job is not None:
+            made = JobRun(line, namespace, name, job, priority_class, duration).start(t)
+        for e in made:
+            if e.key in seen:
+                raise InputError(
+                    source, f"pod {e.key} is already in the trace (line {seen[e.key]})", f"line {line}", "name"
+                )
+            seen[e.key] = line
+        entries += made
     entries.sort(key=lambda e: e.time)  # stable: equal times keep file order
     return Trace(source, entries, fmt)
 
