@@ -1,0 +1,83 @@
+"""The served cluster's workload controllers, without HTTP: what a scenario's workloads and later writes make."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import msgspec
+import yaml
+
+from kubesched.api.decode import decode
+from kubesched.serve.cluster import ServedCluster
+from kubesched.serve.server import load_cluster
+from kubesched.simulate.scenario import parse_scenario
+
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+    "status": {"capacity": {"cpu": "8", "memory": "8Gi", "pods": "110"}},
+}
+TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "default"},
+    "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE},
+}
+
+
+def _served(*docs: dict[str, Any]) -> ServedCluster:
+    c = ServedCluster()
+    load_cluster(c, parse_scenario(yaml.safe_dump_all(docs), "test"))
+    c.store.deliver()
+    return c
+
+
+def _pods(c: ServedCluster) -> list[str]:
+    return sorted(p.metadata.name for p in c.store.list("Pod"))
+
+
+def _update(c: ServedCluster, kind: str, key: str, change: dict[str, Any]) -> None:
+    raw = copy.deepcopy(c.store.get_raw(kind, key) or {})
+    raw["spec"] = {**raw["spec"], **change}
+    c.store.incoming[(kind, key)] = raw
+    group = {"Deployment": "apps/v1", "StatefulSet": "apps/v1"}[kind]
+    c.client.update(kind, decode(kind, {"apiVersion": group, "kind": kind, **raw}))
+    c.store.deliver()
+
+
+def test_a_scenario_deployment_gets_its_pods_once_and_scaling_and_deleting_follow() -> None:
+    c = _served(NODE, DEPLOYMENT)
+    (rs,) = c.store.list("ReplicaSet")
+    pods = _pods(c)
+    # Made by the served cluster's controllers, not twice (the scenario's own expansion is left out).
+    assert len(pods) == 2 and all(p.startswith(f"{rs.metadata.name}-") for p in pods)
+    _update(c, "Deployment", "default/web", {"replicas": 4})
+    assert c.store.get("ReplicaSet", f"default/{rs.metadata.name}").spec.replicas == 4
+    assert len(_pods(c)) == 4
+    _update(c, "Deployment", "default/web", {"replicas": 1})
+    assert len(_pods(c)) == 1
+    # A pod deleted is replaced.
+    c.client.delete_pod("default", _pods(c)[0])
+    c.store.deliver()
+    assert len(_pods(c)) == 1
+    c.client.delete("Deployment", "default/web")
+    c.store.deliver()
+    assert c.store.list("ReplicaSet") == [] and _pods(c) == []
+
+
+def test_an_ordered_ready_statefulset_makes_each_pod_once_the_one_before_is_bound() -> None:
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "default"},
+        "spec": {"replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE},
+    }
+    c = _served(NODE, sts)
+    assert _pods(c) == ["db-0"]
+    pod = c.store.get("Pod", "default/db-0")
+    c.client.update("Pod", msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name="n1")))
+    c.store.deliver()
+    assert _pods(c) == ["db-0", "db-1"]
