@@ -65,3 +65,43 @@ def test_a_row_naming_a_job_the_cluster_file_lacks_is_refused(run_replay: Runner
     with pytest.raises(InputError) as err:
         run_replay(node("n1") + JOB, "time,name,template,duration\n0,run,job/tau,5\n")
     assert str(err.value).endswith("line 2: template: no Job 'tau' in the cluster file that makes pods (Jobs: job/pi)")
+
+
+def _cron(policy: str = "Allow") -> str:
+    return f"""---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {{name: report}}
+spec:
+  schedule: "*/10 * * * *"
+  concurrencyPolicy: {policy}
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{{name: r, image: busybox, resources: {{requests: {{cpu: '1', memory: 1Gi}}}}}}]
+"""
+
+
+# A CronJob row starts it; a later pod row marks how long the trace lasts (its ticks stop at the last arrival).
+CRON_TRACE = (
+    "time,name,template,spec,duration\n"
+    "0,nightly,cronjob/report,,{d}\n"
+    '3600,end,,"{{""containers"": [{{""name"": ""c""}}]}}",1\n'
+)
+
+
+def test_a_cron_job_starts_a_job_at_each_tick_until_the_last_arrival(run_replay: Runner) -> None:
+    (run,) = run_replay(node("n1", cpu="4") + _cron(), CRON_TRACE.format(d=120))
+    jobs = sorted((p.arrival, p.key, p.end) for p in run.pods if p.key.startswith("default/nightly-"))
+    # Every ten minutes from 0 to 3600 (the minute in the name, as the CronJob controller names its Jobs).
+    assert [a for a, _, _ in jobs] == [0.0, 600.0, 1200.0, 1800.0, 2400.0, 3000.0, 3600.0]
+    assert jobs[1][1] == "default/nightly-28928170-0" and all(e == a + 120 for a, _, e in jobs)
+
+
+def test_forbid_skips_a_tick_while_the_previous_job_runs(run_replay: Runner) -> None:
+    (run,) = run_replay(node("n1", cpu="4") + _cron("Forbid"), CRON_TRACE.format(d=900))
+    starts = sorted(p.arrival for p in run.pods if p.key.startswith("default/nightly-"))
+    # Each run lasts 15 minutes: the tick 10 minutes after a start finds it still running.
+    assert starts == [0.0, 1200.0, 2400.0, 3600.0]

@@ -47,7 +47,7 @@ from kubesched.replay.metrics import (
     Samples,
     resource_axes,
 )
-from kubesched.replay.trace import JobRun, Trace, TraceEntry
+from kubesched.replay.trace import CronRun, JobRun, Trace, TraceEntry
 from kubesched.simulate.runner import Simulation
 from kubesched.simulate.scenario import Scenario
 
@@ -101,6 +101,11 @@ class Replay:
         self._jobs: dict[str, JobRun] = {e.key: e.job for e in trace.entries if e.job is not None}
         self._due: list[TraceEntry] = []
         self._spawned: list[TraceEntry] = []
+        # CronJobs' next ticks: (time, order, run); they tick up to the last arrival (or `until`).
+        self._ticks: list[tuple[float, int, CronRun]] = [(t, i, run) for i, (t, run) in enumerate(trace.crons)]
+        heapq.heapify(self._ticks)
+        last = max((e.time for e in trace.entries), default=0.0)
+        self._tick_horizon = until if until is not None else max(last, *(t for t, _ in trace.crons), 0.0)
         for ns in sorted({e.namespace for e in trace.entries}):
             self.cluster.client.ensure_namespace(ns)
         self.samples = Samples()
@@ -265,6 +270,8 @@ class Replay:
 
     def _next_time(self, next_arrival: int) -> float | None:
         times = [self.cluster.clock.now()] if self._due else []
+        if self._ticks and self._ticks[0][0] <= self._tick_horizon:
+            times.append(self._ticks[0][0])
         if next_arrival < len(self.trace.entries):
             times.append(self.trace.entries[next_arrival].time)
         if self.finishes:
@@ -331,6 +338,10 @@ class Replay:
                 while self.finishes and self.finishes[0][0] <= now:
                     _, _, key = heapq.heappop(self.finishes)
                     self._finish(key, now)
+                while self._ticks and self._ticks[0][0] <= now and self._ticks[0][0] <= self._tick_horizon:
+                    at, order, cron = heapq.heappop(self._ticks)
+                    self._start(cron.tick(at))
+                    heapq.heappush(self._ticks, (cron.next_tick(at), order, cron))
                 while self._due:
                     self._arrive(self._due.pop(0))
                 while nxt < total and entries[nxt].time <= now:

@@ -7,7 +7,7 @@ from typing import Any
 
 from kubesched.api.intake import FieldValidation
 from kubesched.errors import InputError
-from kubesched.replay.trace import JobTemplate, Templates, Trace, TraceEntry, load_trace
+from kubesched.replay.trace import CronTemplate, JobTemplate, Templates, Trace, TraceEntry, load_trace
 from kubesched.simulate.scenario import Manifest, Scenario, load_scenario
 
 
@@ -46,8 +46,9 @@ def load_inputs(
         manifests += load_templates_file(templates, validation, scenario)
         sources.append(str(templates))
     classes = {m.obj.metadata.name for m in scenario.manifests if m.kind == "PriorityClass"}
-    tr = load_trace(trace, Templates(manifests, sources, job_templates(scenario)), classes)
-    if not tr.entries:
+    jobs = job_templates(scenario)
+    tr = load_trace(trace, Templates(manifests, sources, jobs, cron_templates(scenario, jobs)), classes)
+    if not tr.entries and not tr.crons:
         raise InputError(tr.source, "the trace has no pods")
     # The pods the cluster file's Deployments, StatefulSets, DaemonSets ... make run from the start (a Job's
     # wait for a trace row to start it).
@@ -62,6 +63,30 @@ def load_inputs(
 
 def _owned_by_job(m: Manifest) -> bool:
     return any(r.controller and r.kind == "Job" for r in m.obj.metadata.owner_references)
+
+
+def cron_templates(scenario: Scenario, jobs: list[JobTemplate]) -> list[CronTemplate]:
+    """The cluster file's CronJobs, each with the Job it makes (its first, made as simulations make it)."""
+    by_owner: dict[tuple[str, str], JobTemplate] = {}
+    for m in scenario.manifests:
+        if m.kind == "Job" and m.generated:
+            ns = m.obj.metadata.namespace or "default"
+            job = next((j for j in jobs if j.key == f"{ns}/{m.obj.metadata.name}"), None)
+            ref = next((r for r in m.obj.metadata.owner_references if r.controller and r.kind == "CronJob"), None)
+            if job is not None and ref is not None:
+                by_owner[(ns, ref.name)] = job
+    out = []
+    for m in scenario.manifests:
+        if m.kind != "CronJob":
+            continue
+        ns = m.obj.metadata.namespace or "default"
+        job = by_owner.get((ns, m.obj.metadata.name))
+        if job is None:
+            continue  # suspended, or its Job makes no pods
+        spec = m.obj.spec
+        key = f"{ns}/{m.obj.metadata.name}"
+        out.append(CronTemplate(key, job, spec.schedule, spec.time_zone, spec.concurrency_policy or "Allow"))
+    return out
 
 
 def job_templates(scenario: Scenario) -> list[JobTemplate]:

@@ -9,7 +9,7 @@ a line), with these fields:
 - ``template``: the name (or ``namespace/name``) of a Pod manifest to copy: a pod
   without ``spec.nodeName`` in the cluster file, or in the ``--templates`` file;
   or ``job/name`` (``namespace/job/name``): a Job of the cluster file to start
-  (see JobRun).
+  (see JobRun); or ``cronjob/name``: a CronJob to start (see CronRun).
 - ``spec``: the pod inline, as JSON: a PodSpec (``{"containers": [...]}``) or a
   whole Pod manifest (``{"metadata": {"labels": ...}, "spec": {...}}``).
   Exactly one of ``template`` and ``spec``.
@@ -28,8 +28,8 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,9 @@ from kubesched.api.core import Pod
 from kubesched.api.decode import DecodeError, decode
 from kubesched.api.meta import ObjectMeta
 from kubesched.api.scheduling import SYSTEM_PRIORITY_CLASSES
-from kubesched.cluster.clock import MAX_SECONDS
+from kubesched.cluster.clock import EPOCH, MAX_SECONDS
 from kubesched.errors import InputError
+from kubesched.replay.cron import schedule
 from kubesched.simulate.scenario import Manifest
 
 FIELDS = ("time", "name", "template", "spec", "priorityClass", "duration")
@@ -139,22 +140,68 @@ class JobRun:
         return [TraceEntry(self.line, now, f"{self.namespace}/{name}", pod, self.duration, self)]
 
 
+@dataclass(frozen=True)
+class CronTemplate:
+    """A CronJob of the cluster file: its Job (as a JobTemplate), schedule and concurrency policy."""
+
+    key: str
+    job: JobTemplate
+    schedule: str
+    time_zone: str | None
+    concurrency_policy: str
+
+
+@dataclass
+class CronRun:
+    """One trace row's CronJob: from the row's time, a Job at each tick of its schedule, named after the
+    tick's minute as the CronJob controller names them; Forbid (and Replace, run as Forbid) skips a tick
+    while the previous Job still has pods to finish."""
+
+    line: int
+    namespace: str
+    name: str
+    cron: CronTemplate
+    priority_class: str
+    duration: float | None
+    next_tick: Callable[[float], float]
+    runs: list[JobRun] = field(default_factory=list)
+
+    def tick(self, t: float) -> list[TraceEntry]:
+        if self.cron.concurrency_policy in ("Forbid", "Replace") and any(r.active for r in self.runs):
+            return []
+        minute = int((EPOCH.timestamp() + t) // 60)
+        run = JobRun(
+            self.line, self.namespace, f"{self.name}-{minute}", self.cron.job, self.priority_class, self.duration
+        )
+        self.runs.append(run)
+        return run.start(t)
+
+
 @dataclass
 class Trace:
     source: str
     entries: list[TraceEntry]
     format: str
+    # CronJobs the trace starts, each with its first tick.
+    crons: list[tuple[float, CronRun]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.entries)
 
 
 class Templates:
-    """Pod manifests that trace lines copy, found by `name` or `namespace/name`; and Jobs, found by
-    `job/name` or `namespace/job/name`."""
+    """Pod manifests that trace lines copy, found by `name` or `namespace/name`; Jobs and CronJobs, found
+    by `job/name` or `cronjob/name` (or `namespace/job/name` ...)."""
 
-    def __init__(self, manifests: Sequence[Manifest], sources: Sequence[str], jobs: Sequence[JobTemplate] = ()) -> None:
+    def __init__(
+        self,
+        manifests: Sequence[Manifest],
+        sources: Sequence[str],
+        jobs: Sequence[JobTemplate] = (),
+        crons: Sequence[CronTemplate] = (),
+    ) -> None:
         self.jobs = {j.key: j for j in jobs}
+        self.crons = {c.key: c for c in crons}
         self.by_key: dict[str, Pod] = {}
         self.by_name: dict[str, list[Pod]] = {}
         self.sources = list(sources)
@@ -167,21 +214,30 @@ class Templates:
 
     def find_job(self, ref: str) -> JobTemplate | None:
         """The Job `ref` names ("job/name" or "namespace/job/name"); None when it names no Job."""
+        return self._find_owner(ref, "job", self.jobs)
+
+    def find_cron(self, ref: str) -> CronTemplate | None:
+        """The CronJob `ref` names ("cronjob/name" or "namespace/cronjob/name"); None when it names none."""
+        return self._find_owner(ref, "cronjob", self.crons)
+
+    @staticmethod
+    def _find_owner(ref: str, kind: str, known: Mapping[str, Any]) -> Any:
         parts = ref.split("/")
-        if len(parts) not in (2, 3) or parts[-2] != "job":
+        if len(parts) not in (2, 3) or parts[-2] != kind:
             return None
         name = parts[-1]
         found = [
-            j
-            for k, j in self.jobs.items()
+            v
+            for k, v in known.items()
             if k.split("/", 1)[1] == name and (len(parts) == 2 or k.startswith(f"{parts[0]}/"))
         ]
+        what = "Job" if kind == "job" else "CronJob"
         if not found:
-            known = sorted(f"job/{k.split('/', 1)[1]}" for k in self.jobs)
-            hint = f" (Jobs: {', '.join(known[:8])})" if known else " (it has none)"
-            raise ValueError(f"no Job {name!r} in the cluster file that makes pods{hint}")
+            names = sorted(f"{kind}/{k.split('/', 1)[1]}" for k in known)
+            hint = f" ({what}s: {', '.join(names[:8])})" if names else " (it has none)"
+            raise ValueError(f"no {what} {name!r} in the cluster file that makes pods{hint}")
         if len(found) > 1:
-            raise ValueError(f"Job {name!r} is in several namespaces: write namespace/job/{name}")
+            raise ValueError(f"{what} {name!r} is in several namespaces: write namespace/{kind}/{name}")
         return found[0]
 
     def find(self, ref: str) -> Pod:
@@ -402,6 +458,7 @@ def parse_trace(
     known_classes = None if priority_classes is None else set(priority_classes) | set(SYSTEM_PRIORITY_CLASSES)
     seen: dict[str, int] = {}
     entries: list[TraceEntry] = []
+    crons: list[tuple[float, CronRun]] = []
     for line, row in rows:
         for col in REQUIRED:
             if col not in row:
@@ -422,9 +479,11 @@ def parse_trace(
         priority_class = _text(row.get("priorityClass"), source, line, "priorityClass")
         duration = _seconds(row.get("duration"), source, line, "duration", optional=True)
         job: JobTemplate | None = None
+        cron: CronTemplate | None = None
         if template_ref:
             try:
-                job = templates.find_job(template_ref)
+                cron = templates.find_cron(template_ref)
+                job = cron.job if cron is not None else templates.find_job(template_ref)
                 base = job.pod if job is not None else templates.find(template_ref)
             except ValueError as err:
                 raise InputError(source, str(err), f"line {line}", "template") from None
@@ -443,6 +502,14 @@ def parse_trace(
             if known_classes - set(SYSTEM_PRIORITY_CLASSES):
                 where += f" (defined: {', '.join(sorted(known_classes - set(SYSTEM_PRIORITY_CLASSES)))})"
             raise InputError(source, where, f"line {line}", field)
+        if cron is not None:
+            try:
+                next_tick = schedule(cron.schedule, cron.time_zone)
+            except (ValueError, KeyError) as err:
+                raise InputError(source, f"CronJob {cron.key}: schedule: {err}", f"line {line}", "template") from None
+            run = CronRun(line, namespace, name, cron, priority_class, duration, next_tick)
+            crons.append((next_tick(t - 1e-3), run))
+            continue
         made = [TraceEntry(line, t, f"{namespace}/{name}", pod, duration)]
         if job is not None:
             made = JobRun(line, namespace, name, job, priority_class, duration).start(t)
@@ -454,7 +521,7 @@ def parse_trace(
             seen[e.key] = line
         entries += made
     entries.sort(key=lambda e: e.time)  # stable: equal times keep file order
-    return Trace(source, entries, fmt)
+    return Trace(source, entries, fmt, crons)
 
 
 def load_trace(
