@@ -275,3 +275,10 @@ def test_gc_policy_collects_rarely_until_synced_then_as_usual_with_the_synced_ob
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def test_the_openapi_v2_document_is_the_protobuf_of_a_document_without_schemas() -> None:
+    from kubesched.serve.discovery import openapi_v2_protobuf
+
+    # Document{swagger: "2.0" (field 1), info: {title: "Kubernetes" (1), version: "v1.34.0" (2)} (field 2)}.
+    assert openapi_v2_protobuf() == b"\n\x032.0\x12\x15\n\nKubernetes\x12\x07v1.34.0"

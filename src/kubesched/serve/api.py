@@ -163,6 +163,11 @@ class ApiServer:
             self._authenticate(req)
             if path.startswith("/kubesched/") and self.test_endpoints:
                 return await self._test_endpoint(req, path)
+            if path == "/openapi/v2":
+                body = discovery.openapi_v2_protobuf()
+                return web.Response(
+                    body=body, content_type="application/octet-stream"
+                )
             doc = self._discovery(path)
             if doc is not None:
                 return respond(doc)

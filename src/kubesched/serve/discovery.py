@@ -138,3 +138,30 @@ def openapi_v3_doc(gv_path: str) -> dict[str, Any] | None:
         paths[f"{base}/{{name}}"] = {"patch": op, "put": op}
         paths[base] = {"post": op}
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.34.0"}, "paths": paths}
+
+
+# ---------------------------------------------------------------- OpenAPI v2 (kubectl before 1.24)
+#
+# Older kubectl validates a manifest against /openapi/v2, which it reads only as protobuf (gnostic's
+# openapi_v2.Document). A document without definitions lets it apply: it validates no kind it finds no
+# schema for, and the server validates every create and update anyway.
+
+
+def _pb_field(number: int, payload: bytes) -> bytes:
+    """A protobuf length-delimited field (wire type 2)."""
+    key = (number << 3) | 2
+    out = bytearray([key])
+    n = len(payload)
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            break
+    return bytes(out) + payload
+
+
+def openapi_v2_protobuf() -> bytes:
+    """Document{swagger: "2.0", info: {title: "Kubernetes", version}}."""
+    info = _pb_field(1, b"Kubernetes") + _pb_field(2, b"v1.34.0")
+    return _pb_field(1, b"2.0") + _pb_field(2, info)
