@@ -81,3 +81,23 @@ def test_an_ordered_ready_statefulset_makes_each_pod_once_the_one_before_is_boun
     c.client.update("Pod", msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name="n1")))
     c.store.deliver()
     assert _pods(c) == ["db-0", "db-1"]
+
+
+def test_a_node_added_later_gets_its_daemonset_pod() -> None:
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE},
+    }
+    c = _served(NODE, ds)
+    assert len(_pods(c)) == 1
+    c.client.create(
+        "Node", decode("Node", {**NODE, "metadata": {"name": "n2", "labels": {"kubernetes.io/hostname": "n2"}}})
+    )
+    c.store.deliver()
+    pinned = set()
+    for p in c.store.list("Pod"):
+        (term,) = p.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms
+        pinned.add(term.match_fields[0].values[0])
+    assert pinned == {"n1", "n2"}
