@@ -13,7 +13,7 @@ from kubesched.capacity import capacity, load_pod
 from kubesched.cli import main
 from kubesched.errors import InputError
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import parse_scenario
+from kubesched.simulate.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "examples" / "cluster.yaml"
@@ -115,7 +115,6 @@ def test_selector_pod_in_a_small_cluster(tmp_path: Path) -> None:
             }
         )
     )
-    from kubesched.simulate.scenario import load_scenario
 
     r = capacity(load_scenario(cluster), load_pod(str(template)))
     # n0: 2 cpu -> 2 replicas; n1: 3 cpu -> 3 replicas (its pod limit); n2 does not match the selector.
@@ -186,7 +185,6 @@ def test_refused_replica_names_the_pod_file(capsys: pytest.CaptureFixture[str], 
 
 
 def test_no_nodes(tmp_path: Path) -> None:
-    from kubesched.simulate.scenario import load_scenario
 
     cluster = tmp_path / "cluster.yaml"
     cluster.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n")
@@ -195,3 +193,38 @@ def test_no_nodes(tmp_path: Path) -> None:
     r = capacity(load_scenario(cluster), load_pod(str(pod)))
     assert (r.replicas, r.nodes, r.stop_reason) == (0, {}, "FailedScheduling")
     assert r.stop_message == "no nodes available to schedule pods"
+
+
+def test_a_statefulset_gives_each_replica_its_own_claim(tmp_path: Path) -> None:
+    """Three local volumes (two on n1, one on n2): three replicas, each binding one through its own claim."""
+    docs = [
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: local}\n"
+        "provisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\n"
+    ]
+    for n in (1, 2):
+        docs.append(
+            f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{n}, labels: {{kubernetes.io/hostname: n{n}}}}}\n"
+            "status: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+        )
+    for i, n in enumerate((1, 1, 2)):
+        docs.append(
+            f"apiVersion: v1\nkind: PersistentVolume\nmetadata: {{name: pv-{i}}}\nspec:\n"
+            "  capacity: {storage: 5Gi}\n  accessModes: [ReadWriteOnce]\n  storageClassName: local\n"
+            f"  local: {{path: /mnt/{i}}}\n  nodeAffinity:\n    required:\n      nodeSelectorTerms:\n"
+            f"      - matchExpressions: [{{key: kubernetes.io/hostname, operator: In, values: [n{n}]}}]\n"
+            "status: {phase: Available}\n"
+        )
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text("---\n".join(docs))
+    sts = tmp_path / "sts.yaml"
+    sts.write_text(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  serviceName: db\n  replicas: 1\n"
+        "  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n"
+        "      containers: [{name: c, image: postgres, resources: {requests: {cpu: 500m}}}]\n"
+        "  volumeClaimTemplates:\n  - metadata: {name: data}\n    spec:\n      accessModes: [ReadWriteOnce]\n"
+        "      storageClassName: local\n      resources: {requests: {storage: 1Gi}}\n"
+    )
+    sc = load_scenario(cluster)
+    r = capacity(sc, load_pod(str(sts), cluster=sc))
+    assert r.replicas == 3 and r.nodes == {"n1": 2, "n2": 1}
+    assert r.stop_message.startswith("0/2 nodes are available: 2 node(s) didn't find available persistent volumes")

@@ -80,13 +80,30 @@ def load_pod(
     return m
 
 
+class WorkloadPod(Manifest):
+    """The pod a workload's controller makes, with the claims a StatefulSet gives each of its pods (made for
+    ordinal 0; each replica gets its own, named after it, as the StatefulSet controller names them)."""
+
+    __slots__ = ("claims",)
+
+    def __init__(self, obj: Any, index: int, claims: list[Any]) -> None:
+        super().__init__("Pod", obj, {}, index)
+        self.claims = claims
+
+
 def _workload_pod(workload: Manifest, docs: list[Manifest], source: str) -> Manifest:
-    """A workload's pod as its controller makes it (labels, owners, a StatefulSet's claims aside), named after it."""
+    """A workload's pod as its controller makes it (labels, owners, claims), named after the workload."""
     made = next((m for m in docs if m.generated and m.kind == "Pod"), None)
     if made is None:
         raise InputError(source, "its controller makes no pod to place (replicas 0, paused or suspended)", workload.ref)
     meta = msgspec.structs.replace(made.obj.metadata, name=workload.obj.metadata.name, generate_name="")
-    return Manifest("Pod", msgspec.structs.replace(made.obj, metadata=meta), {}, workload.index)
+    claims = []
+    if workload.kind == "StatefulSet":
+        ordinal0 = {v.persistent_volume_claim.claim_name for v in made.obj.spec.volumes if v.persistent_volume_claim}
+        claims = [
+            m.obj for m in docs if m.generated and m.kind == "PersistentVolumeClaim" and m.obj.metadata.name in ordinal0
+        ]
+    return WorkloadPod(msgspec.structs.replace(made.obj, metadata=meta), workload.index, claims)
 
 
 def _replica(template: Manifest, i: int) -> Manifest:
@@ -94,6 +111,40 @@ def _replica(template: Manifest, i: int) -> Manifest:
     name = f"{pod.metadata.name}-{i}"
     meta = msgspec.structs.replace(pod.metadata, name=name, uid="", generate_name="")
     return Manifest("Pod", msgspec.structs.replace(pod, metadata=meta), {}, template.index)
+
+
+def _own_claims(template: Manifest, replica: Manifest, i: int) -> list[Any]:
+    """A StatefulSet replica's claims (<template>-<name>-<i>, as for its ordinal) and the replica using them."""
+    if not isinstance(template, WorkloadPod) or not template.claims:
+        return []
+    sts = template.obj.metadata.name
+    renamed = {c.metadata.name: c.metadata.name.removesuffix(f"-{sts}-0") + f"-{sts}-{i}" for c in template.claims}
+    pod = replica.obj
+    volumes = [
+        msgspec.structs.replace(
+            v,
+            persistent_volume_claim=msgspec.structs.replace(
+                v.persistent_volume_claim, claim_name=renamed[v.persistent_volume_claim.claim_name]
+            ),
+        )
+        if v.persistent_volume_claim and v.persistent_volume_claim.claim_name in renamed
+        else v
+        for v in pod.spec.volumes
+    ]
+    labels = {
+        **pod.metadata.labels,
+        "statefulset.kubernetes.io/pod-name": pod.metadata.name,
+        "apps.kubernetes.io/pod-index": str(i),
+    }
+    replica.obj = msgspec.structs.replace(
+        pod,
+        metadata=msgspec.structs.replace(pod.metadata, labels=labels),
+        spec=msgspec.structs.replace(pod.spec, volumes=volumes),
+    )
+    return [
+        msgspec.structs.replace(c, metadata=msgspec.structs.replace(c.metadata, name=renamed[c.metadata.name], uid=""))
+        for c in template.claims
+    ]
 
 
 def capacity(
@@ -144,6 +195,8 @@ def capacity(
                 break
             replica = _replica(template, placed)
             try:
+                for claim in _own_claims(template, replica, placed):
+                    sim.cluster.client.create("PersistentVolumeClaim", claim)
                 sim._create(replica)
             except InputError as err:
                 # The API server refused the replica (e.g. an unknown priorityClassName): the pod file's fault.
