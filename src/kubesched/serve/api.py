@@ -165,9 +165,7 @@ class ApiServer:
                 return await self._test_endpoint(req, path)
             if path == "/openapi/v2":
                 body = discovery.openapi_v2_protobuf()
-                return web.Response(
-                    body=body, content_type="application/octet-stream"
-                )
+                return web.Response(body=body, content_type="application/octet-stream")
             doc = self._discovery(path)
             if doc is not None:
                 return respond(doc)
