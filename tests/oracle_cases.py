@@ -19,4 +19,5 @@ def assert_as_upstream(case: Path) -> None:
     assert [{f: r.get(f) for f in FIELDS} for r in got["results"]] == [
         {f: r.get(f) for f in FIELDS} for r in want["results"]
     ]
-    assert got["deleted"] == want["deleted"]
+    # The set of evicted pods (the order of their deletions is a race between upstream's goroutines).
+    assert sorted(got["deleted"]) == sorted(want["deleted"])

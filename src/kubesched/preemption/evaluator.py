@@ -338,6 +338,10 @@ class Evaluator:
             self.preempting.discard(pod.uid)
             return
         outcomes = [self.preempt_pod(c, pod, v) for v in c.victims.pods[:-1]]
+        # The preemptor leaves the preempting set just before its last victim goes (or that deletion could be
+        # ignored while PreEnqueue still holds the preemptor back): the earlier victims' deletions, seen by the
+        # scheduling loop meanwhile, requeue it, and it may land elsewhere while the last victim is still there.
+        self.preempting.discard(pod.uid)
         if two_rounds:
             self.handle.run_after_cycles(LAST_ROUND_CYCLES, lambda: self._last_round(c, pod, outcomes, failed))
         else:
@@ -367,9 +371,7 @@ class Evaluator:
         return failed
 
     def _last_round(self, c: Candidate, pod: PodInfo, outcomes: list[Outcome], failed: bool) -> None:
-        """The preemptor leaves the preempting set just before its last victim goes (or its deletion could
-        be ignored while PreEnqueue still holds the preemptor back)."""
-        self.preempting.discard(pod.uid)
+        """The last victim, then whether the preemptor needs activating."""
         outcomes = [*outcomes, self.preempt_pod(c, pod, c.victims.pods[-1])]
         failed |= FAILED in outcomes
         # Upstream 1.34.1 re-activates the preemptor only on an API error. When every victim was already
