@@ -51,3 +51,16 @@ def test_a_paused_deployment_makes_nothing_and_replicas_default_to_one() -> None
     assert made(load([paused]), "ReplicaSet") == []
     one = {**NGINX, "spec": {k: v for k, v in NGINX["spec"].items() if k != "replicas"}}
     assert len(made(load([one]))) == 1
+
+
+def test_pods_the_api_server_refuses_are_reported_against_the_deployment() -> None:
+    import pytest
+
+    from kubesched.errors import InputError
+
+    gold = {**NGINX, "spec": {**NGINX["spec"], "template": template({"app": "nginx"}, priorityClassName="gold")}}
+    with pytest.raises(InputError) as err:
+        load([node("n1"), gold])
+    text = str(err.value)
+    assert text.startswith("s.yaml: Deployment default/nginx-deployment: the Pod its controller makes (Pod default/")
+    assert text.endswith("is forbidden: no PriorityClass with name gold was found")

@@ -365,8 +365,10 @@ class _Loader:
                     if ref.controller:
                         m.workload = owners.get((ref.kind, _ns_name(m.obj)[0], ref.name))
 
-    def expand(self, m: Manifest, cluster: Cluster, workload: str) -> None:
-        """Create a workload's children (and theirs: a Deployment's ReplicaSet makes pods)."""
+    def expand(self, m: Manifest, cluster: Cluster, workload: str, root: Manifest | None = None) -> None:
+        """Create a workload's children (and theirs: a Deployment's ReplicaSet makes pods). What the API server
+        refuses of them is reported against the workload the user wrote (`root`)."""
+        root = root or m
         why = note(m.kind, m.obj)
         if why is not None:
             self.sc.notes.append(f"note: {self.sc.source}: {m.ref}: {why}")
@@ -374,19 +376,24 @@ class _Loader:
         if not meta.uid:
             m.obj = msgspec.structs.replace(m.obj, metadata=msgspec.structs.replace(meta, uid=new_uid(self.rng)))
         for child in children(m.kind, m.obj, cluster):
-            where = f"{child.kind} made by its controller"
             try:
-                made = self.manifest(child.raw, m.index, None, (), where, generated=True)
+                made = self.manifest(
+                    child.raw, m.index, None, (), f"{child.kind} made by its controller", generated=True
+                )
             except InputError as err:
-                what = f"its controller's {child.kind} {err.obj}" if err.obj else f"its controller's {child.kind}"
-                raise InputError(self.sc.source, f"{what} is refused: {err.message}", m.ref, err.field) from None
+                what = f"the {child.kind} its controller makes ({err.obj})" if err.obj else f"its {child.kind}"
+                field = err.field
+                if field and child.kind == "Pod":
+                    base = "spec.jobTemplate.spec.template" if root.kind == "CronJob" else "spec.template"
+                    field = f"{base}.{field}"
+                raise InputError(self.sc.source, f"{what} is refused: {err.message}", root.ref, field) from None
             if made is None:
                 continue
             made.workload = workload
             made.after = child.after
             made.generated = True
             if made.kind in WORKLOAD_KINDS:
-                self.expand(made, cluster, workload)
+                self.expand(made, cluster, workload, root)
 
     def finish(self) -> Scenario:
         self.run_controllers()
