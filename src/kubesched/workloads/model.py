@@ -34,19 +34,35 @@ class Cluster:
     # Unix time the simulation starts at (a CronJob's first Job is named after its minute).
     start: float = EPOCH.timestamp()
 
+    # Pods by (namespace, controller kind, controller name), and pods without a controller by namespace:
+    # built once, so that a snapshot with thousands of ReplicaSets is not read once per ReplicaSet.
+    _by_owner: dict[tuple[str, str, str], list[Pod]] | None = field(default=None, repr=False)
+    _orphans: dict[str, list[Pod]] | None = field(default=None, repr=False)
+
+    def _index(self) -> None:
+        self._by_owner, self._orphans = {}, {}
+        for p in self.pods:
+            ns = p.metadata.namespace or "default"
+            ref = next((r for r in p.metadata.owner_references if r.controller), None)
+            if ref is None:
+                self._orphans.setdefault(ns, []).append(p)
+            else:
+                self._by_owner.setdefault((ns, ref.kind, ref.name), []).append(p)
+
     def owned_pods(self, kind: str, meta: Any) -> list[Pod]:
         """Pods whose controller reference names this object (by kind and name: a snapshot drops the owner's
         uid, never the reference's)."""
-        out = []
-        ns = meta.namespace or "default"
-        for p in self.pods:
-            if (p.metadata.namespace or "default") != ns:
-                continue
-            for ref in p.metadata.owner_references:
-                if ref.controller and ref.kind == kind and ref.name == meta.name:
-                    out.append(p)
-                    break
-        return out
+        if self._by_owner is None:
+            self._index()
+        assert self._by_owner is not None
+        return self._by_owner.get((meta.namespace or "default", kind, meta.name), [])
+
+    def orphans(self, namespace: str) -> list[Pod]:
+        """The namespace's pods that no controller owns (a ReplicaSet may adopt them)."""
+        if self._orphans is None:
+            self._index()
+        assert self._orphans is not None
+        return self._orphans.get(namespace or "default", [])
 
 
 def controller_ref(api_version: str, kind: str, meta: Any) -> dict[str, Any]:

@@ -11,15 +11,7 @@ from kubesched.workloads.model import Child, Cluster, controller_ref, pod_from_t
 
 def _adoptable(cluster: Cluster, namespace: str, selects: Any) -> int:
     """Orphans the controller adopts: same namespace, no controller, labels its selector matches."""
-    n = 0
-    for p in cluster.pods:
-        if (p.metadata.namespace or "default") != (namespace or "default") or p.metadata.deletion_timestamp:
-            continue
-        if any(r.controller for r in p.metadata.owner_references):
-            continue
-        if selects(p):
-            n += 1
-    return n
+    return sum(1 for p in cluster.orphans(namespace) if p.metadata.deletion_timestamp is None and selects(p))
 
 
 def _missing(kind: str, meta: Any, replicas: int, cluster: Cluster, selects: Any) -> int:
