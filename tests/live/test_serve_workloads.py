@@ -73,14 +73,28 @@ def test_an_ordered_ready_statefulset_makes_each_pod_once_the_one_before_is_boun
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
         "metadata": {"name": "db", "namespace": "default"},
-        "spec": {"replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE},
+        "spec": {
+            "replicas": 3,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": TEMPLATE,
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                }
+            ],
+        },
     }
     c = _served(NODE, sts)
     assert _pods(c) == ["db-0"]
+    # Each pod's claim comes with it, not before.
+    assert [p.metadata.name for p in c.store.list("PersistentVolumeClaim")] == ["data-db-0"]
     pod = c.store.get("Pod", "default/db-0")
     c.client.update("Pod", msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name="n1")))
     c.store.deliver()
     assert _pods(c) == ["db-0", "db-1"]
+    assert sorted(p.metadata.name for p in c.store.list("PersistentVolumeClaim")) == ["data-db-0", "data-db-1"]
 
 
 def test_a_node_added_later_gets_its_daemonset_pod() -> None:

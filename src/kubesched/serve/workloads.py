@@ -83,10 +83,16 @@ class WorkloadController:
         )
         if kind == "CronJob" and any(_owned_by(j, obj) for j in self.store.iter("Job")):
             return  # its first Job is made; later runs are out of scope
+        claims: list[Child] = []  # a StatefulSet pod's claims come just before it, and only with it
         for child in children(kind, obj, cluster):
+            if child.kind == "PersistentVolumeClaim":
+                claims.append(child)
+                continue
             if child.after is not None and not self._running(child.after):
                 break  # OrderedReady: the rest wait for this one
-            self._make(child)
+            for c in [*claims, child]:
+                self._make(c)
+            claims = []
         if kind in _SCALABLE:
             self._scale_down(kind, obj)
 
