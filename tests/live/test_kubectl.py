@@ -144,6 +144,11 @@ def test_workloads_apply_scale_and_delete_as_in_a_cluster(cluster: Cluster) -> N
     agents = wait_until(lambda: placed("app=agent", 2), what="an agent per node")
     assert sorted(agents.values()) == ["node-0", "node-1"]
 
+    # The workloads' columns, as kube-apiserver prints them (no pod is ready: there is no kubelet).
+    deploy = kubectl(cluster, "get", "deploy", "web").splitlines()
+    assert deploy[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert deploy[1].split()[:4] == ["web", "0/3", "3", "0"]
+    assert kubectl(cluster, "get", "sts", "db").splitlines()[1].split()[:2] == ["db", "0/2"]
     assert kubectl(cluster, "scale", "deploy/web", "--replicas=5").strip() == "deployment.apps/web scaled"
     wait_until(lambda: placed("app=web", 5), what="5 pods after scaling up")
     kubectl(cluster, "scale", "deploy/web", "--replicas=1")

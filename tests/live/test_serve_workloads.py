@@ -57,6 +57,10 @@ def test_a_scenario_deployment_gets_its_pods_once_and_scaling_and_deleting_follo
     _update(c, "Deployment", "default/web", {"replicas": 4})
     assert c.store.get("ReplicaSet", f"default/{rs.metadata.name}").spec.replicas == 4
     assert len(_pods(c)) == 4
+    # Their status counts the pods (none ready: no kubelet runs them), as `kubectl get` prints it.
+    assert (c.store.get_raw("ReplicaSet", f"default/{rs.metadata.name}") or {})["status"]["replicas"] == 4
+    dep = (c.store.get_raw("Deployment", "default/web") or {})["status"]
+    assert (dep["replicas"], dep["updatedReplicas"], dep.get("readyReplicas", 0)) == (4, 4, 0)
     _update(c, "Deployment", "default/web", {"replicas": 1})
     assert len(_pods(c)) == 1
     # A pod deleted is replaced.

@@ -19,11 +19,11 @@ def scale_view(parent: dict[str, Any], kind: str) -> dict[str, Any]:
         "apiVersion": f"{SCALE_GROUP}/{SCALE_VERSION}",
         "metadata": view_meta,
         "spec": {"replicas": spec.get("replicas", 1)},
-        "status": {"replicas": status.get("replicas", 0), "selector": _selector_text(spec.get("selector"), kind)},
+        "status": {"replicas": status.get("replicas", 0), "selector": selector_text(spec.get("selector"), kind)},
     }
 
 
-def _selector_text(sel: Any, kind: str) -> str:
+def selector_text(sel: Any, kind: str) -> str:
     """The selector as a label-selector string (a ReplicationController's is a plain map)."""
     if not isinstance(sel, dict):
         return ""

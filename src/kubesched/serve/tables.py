@@ -1,6 +1,6 @@
 """Server-side printing: the meta.k8s.io/v1 Table kubectl asks for (`kubectl get`, `-o wide`).
 
-Columns follow the API server's printers for pods, nodes and events; every
+Columns follow the API server's printers for pods, nodes, events and the workload kinds; every
 other kind gets Name and Age, as kubectl shows custom resources.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+
+from kubesched.serve.scale import selector_text
 
 Column = tuple[str, str, int, Callable[[dict[str, Any]], Any]]  # name, type, priority, cell
 
@@ -102,10 +104,124 @@ def _or_none(v: Any) -> Any:
     return v if v not in (None, "") else "<none>"
 
 
+def _spec(o: dict[str, Any]) -> dict[str, Any]:
+    return o.get("spec") or {}
+
+
+def _status(o: dict[str, Any]) -> dict[str, Any]:
+    return o.get("status") or {}
+
+
+def _template_spec(o: dict[str, Any]) -> dict[str, Any]:
+    spec = _spec(o)
+    if "jobTemplate" in spec:
+        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    return (spec.get("template") or {}).get("spec") or {}
+
+
+def _containers(o: dict[str, Any]) -> str:
+    return ",".join(str(c.get("name", "")) for c in _template_spec(o).get("containers") or ())
+
+
+def _images(o: dict[str, Any]) -> str:
+    return ",".join(str(c.get("image", "")) for c in _template_spec(o).get("containers") or ())
+
+
+def _selector(o: dict[str, Any]) -> str:
+    sel = _spec(o).get("selector")
+    if not isinstance(sel, dict) or not sel:
+        return "<none>"
+    if "matchLabels" not in sel and "matchExpressions" not in sel:  # a ReplicationController's map
+        return ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+    return selector_text(sel, "") or "<none>"
+
+
+def _n(o: dict[str, Any], field: str) -> str:
+    return str(int(_status(o).get(field) or 0))
+
+
+def _replicas(o: dict[str, Any]) -> int:
+    r = _spec(o).get("replicas")
+    return 1 if r is None else int(r)
+
+
 NAME: Column = ("Name", "string", 0, lambda o: _meta(o).get("name", ""))
 AGE: Column = ("Age", "string", 0, lambda o: _age(_meta(o).get("creationTimestamp")))
 
+_WIDE_TEMPLATE: list[Column] = [
+    ("Containers", "string", 1, _containers),
+    ("Images", "string", 1, _images),
+    ("Selector", "string", 1, _selector),
+]
+
 COLUMNS: dict[str, list[Column]] = {
+    "Deployment": [
+        NAME,
+        ("Ready", "string", 0, lambda o: f"{_n(o, 'readyReplicas')}/{_replicas(o)}"),
+        ("Up-to-date", "integer", 0, lambda o: int(_n(o, "updatedReplicas"))),
+        ("Available", "integer", 0, lambda o: int(_n(o, "availableReplicas"))),
+        AGE,
+        *_WIDE_TEMPLATE,
+    ],
+    "ReplicaSet": [
+        NAME,
+        ("Desired", "integer", 0, _replicas),
+        ("Current", "integer", 0, lambda o: int(_n(o, "replicas"))),
+        ("Ready", "integer", 0, lambda o: int(_n(o, "readyReplicas"))),
+        AGE,
+        *_WIDE_TEMPLATE,
+    ],
+    "ReplicationController": [
+        NAME,
+        ("Desired", "integer", 0, _replicas),
+        ("Current", "integer", 0, lambda o: int(_n(o, "replicas"))),
+        ("Ready", "integer", 0, lambda o: int(_n(o, "readyReplicas"))),
+        AGE,
+        *_WIDE_TEMPLATE,
+    ],
+    "StatefulSet": [
+        NAME,
+        ("Ready", "string", 0, lambda o: f"{_n(o, 'readyReplicas')}/{_replicas(o)}"),
+        AGE,
+        *_WIDE_TEMPLATE[:2],
+    ],
+    "DaemonSet": [
+        NAME,
+        ("Desired", "integer", 0, lambda o: int(_n(o, "desiredNumberScheduled"))),
+        ("Current", "integer", 0, lambda o: int(_n(o, "currentNumberScheduled"))),
+        ("Ready", "integer", 0, lambda o: int(_n(o, "numberReady"))),
+        ("Up-to-date", "integer", 0, lambda o: int(_n(o, "updatedNumberScheduled"))),
+        ("Available", "integer", 0, lambda o: int(_n(o, "numberAvailable"))),
+        (
+            "Node Selector",
+            "string",
+            0,
+            lambda o: (
+                ",".join(f"{k}={v}" for k, v in sorted((_template_spec(o).get("nodeSelector") or {}).items()))
+                or "<none>"
+            ),
+        ),
+        AGE,
+        *_WIDE_TEMPLATE,
+    ],
+    "Job": [
+        NAME,
+        ("Status", "string", 0, lambda o: "Running" if _status(o).get("active") else "Pending"),
+        ("Completions", "string", 0, lambda o: f"{_n(o, 'succeeded')}/{_spec(o).get('completions') or 1}"),
+        ("Duration", "string", 0, lambda o: ""),
+        AGE,
+        *_WIDE_TEMPLATE,
+    ],
+    "CronJob": [
+        NAME,
+        ("Schedule", "string", 0, lambda o: str(_spec(o).get("schedule", ""))),
+        ("Timezone", "string", 0, lambda o: str(_spec(o).get("timeZone") or "<none>")),
+        ("Suspend", "boolean", 0, lambda o: bool(_spec(o).get("suspend"))),
+        ("Active", "integer", 0, lambda o: len(_status(o).get("active") or ())),
+        ("Last Schedule", "string", 0, lambda o: "<none>"),
+        AGE,
+        *_WIDE_TEMPLATE,
+    ],
     "Pod": [
         NAME,
         ("Ready", "string", 0, _pod_ready),

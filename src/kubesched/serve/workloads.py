@@ -21,6 +21,7 @@ from kubesched.api.decode import decode
 from kubesched.cluster.client import EmbeddedClient
 from kubesched.cluster.store import ADDED, DELETED, Conflict, NotFound, object_key
 from kubesched.serve.storage import ServedStore
+from kubesched.workloads.daemonset import pinned_node
 from kubesched.workloads.expand import WORKLOAD_KINDS, children
 from kubesched.workloads.model import Child, Cluster
 from kubesched.workloads.naming import ALPHABET
@@ -82,6 +83,7 @@ class WorkloadController:
             claims={(c.metadata.namespace, c.metadata.name) for c in self.store.iter("PersistentVolumeClaim")},
         )
         if kind == "CronJob" and any(_owned_by(j, obj) for j in self.store.iter("Job")):
+            self._write_status(kind, key, obj)
             return  # its first Job is made; later runs are out of scope
         claims: list[Child] = []  # a StatefulSet pod's claims come just before it, and only with it
         for child in children(kind, obj, cluster):
@@ -95,6 +97,57 @@ class WorkloadController:
             claims = []
         if kind in _SCALABLE:
             self._scale_down(kind, obj)
+        self._write_status(kind, key, obj)
+        # A Deployment reports its ReplicaSets' pods.
+        for ref in obj.metadata.owner_references:
+            if ref.controller and ref.kind == "Deployment":
+                owner = self.store.find("Deployment", f"{obj.metadata.namespace}/{ref.name}")
+                if owner is not None:
+                    self._write_status("Deployment", object_key(owner), owner)
+
+    # ------------------------------------------------------------ status
+
+    def _write_status(self, kind: str, key: str, obj: Any) -> None:
+        """The status its controller reports (what `kubectl get` prints): pods counted; none is ready, as
+        no kubelet runs them. Written only when it changes (the write comes back as an event)."""
+        status = self._status(kind, obj)
+        raw = self.store.get_raw(kind, key)
+        if raw is None or raw.get("status") == status:
+            return
+        new = {**raw, "status": status}
+        self.store.incoming[(kind, key)] = new
+        group = "batch/v1" if kind in ("Job", "CronJob") else ("v1" if kind == "ReplicationController" else "apps/v1")
+        self.client.update(kind, decode(kind, {"apiVersion": group, "kind": kind, **new}))
+
+    def _status(self, kind: str, obj: Any) -> dict[str, Any]:
+        pods = [p for p in self.store.iter("Pod") if _owned_by(p, obj) and p.metadata.deletion_timestamp is None]
+        n = len(pods)
+        generation = obj.metadata.generation or 1
+        if kind in ("ReplicaSet", "ReplicationController"):
+            return {"replicas": n, "fullyLabeledReplicas": n, "observedGeneration": generation}
+        if kind == "Deployment":
+            sets = [rs for rs in self.store.iter("ReplicaSet") if _owned_by(rs, obj)]
+            n = sum(1 for p in self.store.iter("Pod") for rs in sets if _owned_by(p, rs))
+            out: dict[str, Any] = {"observedGeneration": generation, "replicas": n, "updatedReplicas": n}
+            if n:
+                out["unavailableReplicas"] = n
+            return out
+        if kind == "StatefulSet":
+            return {"replicas": n, "currentReplicas": n, "updatedReplicas": n, "observedGeneration": generation}
+        if kind == "DaemonSet":
+            desired = len({pinned_node(p) for p in pods})
+            return {
+                "desiredNumberScheduled": desired,
+                "currentNumberScheduled": n,
+                "numberMisscheduled": 0,
+                "numberReady": 0,
+                "updatedNumberScheduled": n,
+                "numberUnavailable": n,
+                "observedGeneration": generation,
+            }
+        if kind == "Job":
+            return {"active": n} if n else {}
+        return {}
 
     def _running(self, key: str) -> bool:
         pod = self.store.find("Pod", key)

@@ -63,7 +63,7 @@ def daemon_set_children(ds: Any, cluster: Cluster) -> list[Child]:
     owner = controller_ref("apps/v1", "DaemonSet", meta)
     revision = f"{meta.name}-{template_hash(spec.template)}"
     owned = {p.spec.node_name for p in cluster.owned_pods("DaemonSet", meta)}
-    owned |= {_pinned_node(p) for p in cluster.owned_pods("DaemonSet", meta)}
+    owned |= {pinned_node(p) for p in cluster.owned_pods("DaemonSet", meta)}
     out: list[Child] = []
     for node in with_node_names(cluster.nodes):
         name = node.metadata.name
@@ -84,7 +84,7 @@ def daemon_set_children(ds: Any, cluster: Cluster) -> list[Child]:
     return out
 
 
-def _pinned_node(pod: Pod) -> str:
+def pinned_node(pod: Pod) -> str:
     """The node a daemon pod's matchFields term names ("" if none)."""
     aff = pod.spec.affinity
     req = aff.node_affinity.required_during_scheduling_ignored_during_execution if aff and aff.node_affinity else None
