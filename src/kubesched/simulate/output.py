@@ -74,17 +74,22 @@ def render_table(result: SimulationResult, title: str = "") -> Any:
         else:
             _add_pod_row(table, entry, indent=False)
     parts = [f"{n} {s.lower()}" for s, n in sorted(counts.items())]
-    summary = f"{len(result.results)} pods: " + ", ".join(parts)
+    summary = _count(len(result.results), "pod") + (": " + ", ".join(parts) if parts else "")
     if result.deleted:
         summary += f"; {len(result.deleted)} preempted: " + ", ".join(result.deleted)
     table.caption = summary
     return table
 
 
+def _count(n: int, noun: str) -> str:
+    """"1 pod", "3 pods"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _add_pod_row(table: Any, o: PodOutcome, indent: bool) -> None:
     reason = o.message or ""
     if o.status == "Scheduled" and o.nominated_node:
-        reason = f"preempted on {o.nominated_node}"
+        reason = f"preempted {_count(o.victims, 'pod')} on {o.nominated_node}" if o.victims else ""
     style = {"Scheduled": "green", "Unschedulable": "red", "Deleted": "yellow"}.get(o.status, "")
     status = f"[{style}]{o.status}[/]" if style else o.status
     table.add_row(f"  {o.key}" if indent else o.key, o.node or "-", status, reason)

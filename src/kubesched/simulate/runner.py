@@ -48,6 +48,8 @@ class PodOutcome:
     attempt: Attempt | None = None
     # The workload (e.g. deployment/web) whose controller made or owns the pod.
     workload: str | None = None
+    # Pods this pod evicted by preemption.
+    victims: int = 0
 
 
 @dataclass
@@ -88,6 +90,8 @@ class Simulation:
         self.config = resolve_config(scenario, config)
         self.cluster = EmbeddedCluster(graceful_deletion=scenario.graceful_termination)
         self.deleted: list[str] = []
+        # How many pods each preemptor evicted, by its key.
+        self.victims: dict[str, int] = {}
         # Pending pods created so far (a StatefulSet's OrderedReady may hold some back).
         self._created: set[str] = set()
         # The last object of each deleted pod: what it reported (e.g. status.nominatedNodeName) when it went.
@@ -123,6 +127,7 @@ class Simulation:
 
     def _on_victim(self, victim: PodInfo, preemptor: PodInfo, node: str) -> None:
         self.deleted.append(victim.key)
+        self.victims[preemptor.key] = self.victims.get(preemptor.key, 0) + 1
 
     def _remember_deleted(self, etype: str, old: Any, new: Any) -> None:
         if new is None and old is not None:
@@ -312,6 +317,7 @@ class Simulation:
             else:
                 o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
             o.workload = m.workload
+            o.victims = self.victims.get(key, 0)
             out.append(o)
         result = SimulationResult(out, list(self.deleted))
         if store.count("ResourceClaim"):
