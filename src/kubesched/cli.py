@@ -116,7 +116,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 def cmd_config_check(args: argparse.Namespace) -> int:
     import json
 
-    from kubesched.configcheck import check_config
+    from kubesched.configcheck import check_config, plugin_hint
 
     try:
         with open(args.file, encoding="utf-8", errors="replace") as f:
@@ -127,9 +127,15 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     if args.output == "json":
         print(json.dumps(result, indent=2))
     elif result["valid"]:
-        print(f"{args.file}: valid ({len(result['defaulted']['profiles'])} profile(s))")
+        import yaml
+
+        # The configuration as kube-scheduler runs it: every default filled in.
+        print(yaml.safe_dump(result["defaulted"], sort_keys=False), end="")
     else:
-        print(f"{args.file}: {result['message']}")
+        print(f"error: {args.file}: {result['message']}", file=sys.stderr)
+        hint = plugin_hint(result["message"])
+        if hint is not None:
+            print(hint, file=sys.stderr)
     return 0 if result["valid"] else EXIT_INPUT
 
 

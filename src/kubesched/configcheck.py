@@ -6,7 +6,9 @@ plugins, score weights) exactly as the scheduler does, without a cluster.
 
 from __future__ import annotations
 
+import difflib
 import random
+import re
 from typing import Any
 
 from kubesched.config import ConfigError, encode_defaulted, load_config
@@ -46,3 +48,16 @@ def check_profiles(cfg: KubeSchedulerConfiguration, source: str, registry: Regis
         build_frameworks(cfg, registry or Registry(), _offline_handle)
     except FrameworkError as err:
         raise InputError(source, str(err)) from None
+
+
+_UNKNOWN_PLUGIN = re.compile(r'(?:\w*Plugin|plugin) "([^"]+)" does not exist')
+
+
+def plugin_hint(message: str, registry: Registry | None = None) -> str | None:
+    """After upstream's message for an unknown plugin: the closest known name, and where out-of-tree ones go."""
+    m = _UNKNOWN_PLUGIN.search(message)
+    if m is None:
+        return None
+    close = difflib.get_close_matches(m.group(1), sorted(registry or Registry()), n=1, cutoff=0.6)
+    guess = f'did you mean "{close[0]}"? ' if close else ""
+    return f"hint: {guess}out-of-tree plugins: see docs/plugins.md"
