@@ -82,7 +82,7 @@ def render_table(result: SimulationResult, title: str = "") -> Any:
 
 
 def _count(n: int, noun: str) -> str:
-    """"1 pod", "3 pods"."""
+    """ "1 pod", "3 pods"."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
