@@ -67,11 +67,12 @@ def _owned_by_job(m: Manifest) -> bool:
 
 def cron_templates(scenario: Scenario, jobs: list[JobTemplate]) -> list[CronTemplate]:
     """The cluster file's CronJobs, each with the Job it makes (its first, made as simulations make it)."""
+    by_key = {j.key: j for j in jobs}
     by_owner: dict[tuple[str, str], JobTemplate] = {}
     for m in scenario.manifests:
         if m.kind == "Job" and m.generated:
             ns = m.obj.metadata.namespace or "default"
-            job = next((j for j in jobs if j.key == f"{ns}/{m.obj.metadata.name}"), None)
+            job = by_key.get(f"{ns}/{m.obj.metadata.name}")
             ref = next((r for r in m.obj.metadata.owner_references if r.controller and r.kind == "CronJob"), None)
             if job is not None and ref is not None:
                 by_owner[(ns, ref.name)] = job

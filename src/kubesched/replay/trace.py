@@ -104,12 +104,15 @@ class JobRun:
         """The pods to create now: up to parallelism running, no more than completions need."""
         out = []
         while self.active < self.job.parallelism and self._wants_more():
-            name = f"{self.name}-{self.made}"
-            pod = _instantiate(self.job.pod, self.namespace, name, self.priority_class)
-            out.append(TraceEntry(self.line, now, f"{self.namespace}/{name}", pod, self.duration, self))
-            self.active += 1
-            self.made += 1
+            out.append(self._next_pod(now))
         return out
+
+    def _next_pod(self, now: float) -> TraceEntry:
+        name = f"{self.name}-{self.made}"
+        pod = _instantiate(self.job.pod, self.namespace, name, self.priority_class)
+        self.active += 1
+        self.made += 1
+        return TraceEntry(self.line, now, f"{self.namespace}/{name}", pod, self.duration, self)
 
     def _wants_more(self) -> bool:
         """Completions not yet covered by succeeded and running pods (a work queue: its first pods only)."""
@@ -129,15 +132,8 @@ class JobRun:
         if self.failed > self.job.backoff_limit:
             return []
         if self.job.completions is None:
-            return self._replace(now)  # a work queue: the lost pod's work is still to do
+            return [self._next_pod(now)]  # a work queue: the lost pod's work is still to do
         return self.start(now)
-
-    def _replace(self, now: float) -> list[TraceEntry]:
-        name = f"{self.name}-{self.made}"
-        pod = _instantiate(self.job.pod, self.namespace, name, self.priority_class)
-        self.active += 1
-        self.made += 1
-        return [TraceEntry(self.line, now, f"{self.namespace}/{name}", pod, self.duration, self)]
 
 
 @dataclass(frozen=True)

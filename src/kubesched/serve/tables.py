@@ -154,6 +154,15 @@ _WIDE_TEMPLATE: list[Column] = [
     ("Selector", "string", 1, _selector),
 ]
 
+_REPLICA_COLUMNS: list[Column] = [
+    NAME,
+    ("Desired", "integer", 0, _replicas),
+    ("Current", "integer", 0, lambda o: int(_n(o, "replicas"))),
+    ("Ready", "integer", 0, lambda o: int(_n(o, "readyReplicas"))),
+    AGE,
+    *_WIDE_TEMPLATE,
+]
+
 COLUMNS: dict[str, list[Column]] = {
     "Deployment": [
         NAME,
@@ -163,22 +172,8 @@ COLUMNS: dict[str, list[Column]] = {
         AGE,
         *_WIDE_TEMPLATE,
     ],
-    "ReplicaSet": [
-        NAME,
-        ("Desired", "integer", 0, _replicas),
-        ("Current", "integer", 0, lambda o: int(_n(o, "replicas"))),
-        ("Ready", "integer", 0, lambda o: int(_n(o, "readyReplicas"))),
-        AGE,
-        *_WIDE_TEMPLATE,
-    ],
-    "ReplicationController": [
-        NAME,
-        ("Desired", "integer", 0, _replicas),
-        ("Current", "integer", 0, lambda o: int(_n(o, "replicas"))),
-        ("Ready", "integer", 0, lambda o: int(_n(o, "readyReplicas"))),
-        AGE,
-        *_WIDE_TEMPLATE,
-    ],
+    "ReplicaSet": _REPLICA_COLUMNS,
+    "ReplicationController": _REPLICA_COLUMNS,
     "StatefulSet": [
         NAME,
         ("Ready", "string", 0, lambda o: f"{_n(o, 'readyReplicas')}/{_replicas(o)}"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,7 @@ class WorkloadController:
             pods=self.store.list("Pod"),
             nodes=self.store.list("Node"),
             claims={(c.metadata.namespace, c.metadata.name) for c in self.store.iter("PersistentVolumeClaim")},
+            start=time.time(),  # a CronJob's Job is named after the wall clock's minute
         )
         if kind == "CronJob" and any(_owned_by(j, obj) for j in self.store.iter("Job")):
             self._write_status(kind, key, obj)

@@ -319,6 +319,7 @@ class _Loader:
                 raise InputError(source, refused, ref)
             self.classes[obj.metadata.name] = obj
         m = Manifest(kind, obj, dict(raw), i) if generated else Manifest(kind, obj, None, i, self.raws, patch)
+        m.generated = generated
         self.sc.manifests.append(m)
         return m
 
@@ -353,7 +354,7 @@ class _Loader:
         for m in declared:
             self.sc.manifests.append(m)
             if m.kind in WORKLOAD_KINDS:
-                self.expand(m, cluster, workload_name(m.kind, m.obj.metadata.name))
+                self.expand(m, cluster)
         owners = {
             (m.kind, *_ns_name(m.obj)): m.workload or workload_name(m.kind, m.obj.metadata.name)
             for m in self.sc.manifests
@@ -365,10 +366,11 @@ class _Loader:
                     if ref.controller:
                         m.workload = owners.get((ref.kind, _ns_name(m.obj)[0], ref.name))
 
-    def expand(self, m: Manifest, cluster: Cluster, workload: str, root: Manifest | None = None) -> None:
-        """Create a workload's children (and theirs: a Deployment's ReplicaSet makes pods). What the API server
-        refuses of them is reported against the workload the user wrote (`root`)."""
+    def expand(self, m: Manifest, cluster: Cluster, root: Manifest | None = None) -> None:
+        """Create a workload's children (and theirs: a Deployment's ReplicaSet makes pods), all listed under the
+        workload the user wrote (`root`); what the API server refuses of them is reported against it."""
         root = root or m
+        workload = workload_name(root.kind, root.obj.metadata.name)
         why = note(m.kind, m.obj)
         if why is not None:
             self.sc.notes.append(f"note: {self.sc.source}: {m.ref}: {why}")
@@ -391,9 +393,8 @@ class _Loader:
                 continue
             made.workload = workload
             made.after = child.after
-            made.generated = True
             if made.kind in WORKLOAD_KINDS:
-                self.expand(made, cluster, workload, root)
+                self.expand(made, cluster, root)
 
     def finish(self) -> Scenario:
         self.run_controllers()
