@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from tests.terminal import Terminal
 
 from kubesched.capacity import capacity, load_pod
 from kubesched.cli import main
@@ -78,15 +80,38 @@ def test_limit_reached(capsys: pytest.CaptureFixture[str]) -> None:
     assert got["stop"] == {"reason": "LimitReached", "message": "Maximum number of pods simulated: 3", "pod": None}
 
 
-def test_table_output(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
+PIPED = """\
+default/frontend pod requirements: cpu: 1, memory: 2Gi
+The cluster can schedule 11 instance(s) of the pod default/frontend.
+Termination reason: FailedScheduling: 0/5 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable, 3 Insufficient cpu. no new claims to deallocate, preemption: 0/5 nodes are available: 2 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.
+Preempted to make room: default/batch-1
+Pod distribution among nodes:
+NODE       INSTANCES
+zone-a-1           7
+zone-b-1           1
+zone-a-2           3
+2 other node(s): 0
+"""  # noqa: E501
+
+
+def test_piped_output_whole_lines_and_plain_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "40")  # a terminal's width has nothing to do with a pipe
     code, out, err = _cli(capsys, "capacity", str(CLUSTER), "--pod", str(POD))
     assert code == 0, err
-    assert "default/frontend pod requirements: cpu: 1, memory: 2Gi" in out
-    assert "The cluster can schedule 11 instance(s) of the pod default/frontend." in out
-    assert "Termination reason: FailedScheduling: 0/5 nodes are available:" in out
-    assert "│ zone-a-1 │         7 │" in out
-    assert "2 other node(s): 0" in out
+    assert out == PIPED
+
+
+def test_table_output_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    assert main(["capacity", str(CLUSTER), "--pod", str(POD)]) == 0
+    lines = terminal.text().splitlines()
+    assert lines[:2] == PIPED.splitlines()[:2]
+    assert "│ zone-a-1 │         7 │" in lines
+    assert lines[-1] == "2 other node(s): 0"
 
 
 def test_selector_pod_in_a_small_cluster(tmp_path: Path) -> None:

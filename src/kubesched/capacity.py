@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import msgspec
 
@@ -26,6 +26,7 @@ from kubesched.api.quantity import format_quantity
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
 from kubesched.framework.types import PodInfo
+from kubesched.progress import SILENT, Progress
 from kubesched.simulate.scenario import Manifest, Scenario, parse_scenario, read_text
 from kubesched.workloads.expand import WORKLOAD_KINDS
 
@@ -155,8 +156,10 @@ def capacity(
     seed: int = 0,
     pod_source: str = "--pod",
     config_source: str | None = None,
+    progress: Progress = SILENT,
 ) -> CapacityResult:
-    """Place replicas of `template` one by one until one does not fit or `max_replicas` are placed."""
+    """Place replicas of `template` one by one until one does not fit or `max_replicas` are placed
+    (`progress` sees the cluster's own pods scheduled, then the replicas placed)."""
     from kubesched.collector import collector_paused
     from kubesched.simulate.runner import Simulation
 
@@ -181,15 +184,17 @@ def capacity(
             template.ref,
             "metadata.name",
         )
-    sim = Simulation(scenario, config, seed=seed, config_source=config_source)
-    sim.run()
+    sim = Simulation(scenario, config, seed=seed, keep_scores=False, config_source=config_source)
+    sim.settle(progress)
     store = sim.cluster.store
     first_deleted = len(sim.deleted)
     nodes = {ni.name: 0 for ni in sim.scheduler.snapshot.nodes} or {n.metadata.name: 0 for n in store.list("Node")}
     placed = 0
     stop_reason, stop_message, failed = LIMIT_REACHED, "", None
+    stage = progress.stage("placing replicas", max_replicas, "replicas")
     with collector_paused():
         while True:
+            stage.update(placed)
             if max_replicas is not None and placed >= max_replicas:
                 stop_message = f"Maximum number of pods simulated: {max_replicas}"
                 break
@@ -217,6 +222,7 @@ def capacity(
             else:
                 stop_reason, stop_message = "Pending", "the replica was never attempted (no profile schedules it)"
             break
+    stage.finish()
     requests = PodInfo(pod).requests
     req = {"cpu": format_quantity(requests.milli_cpu, "cpu"), "memory": format_quantity(requests.memory, "memory")}
     if requests.ephemeral_storage:
@@ -263,8 +269,15 @@ def _claim_text(c: dict[str, str]) -> str:
 
 
 def render(result: CapacityResult) -> Any:
-    """cluster-capacity's report: the pod's requirements, the count, the stop reason, the distribution."""
+    """cluster-capacity's report for a terminal: the pod's requirements, the count, the stop reason, the
+    distribution."""
     from rich.console import Group
+
+    return Group(*_parts(result))
+
+
+def _parts(result: CapacityResult) -> list[Any]:
+    """The report's lines of text and its table, in order: rich or plain is the printer's business."""
     from rich.table import Table
     from rich.text import Text
 
@@ -294,4 +307,17 @@ def render(result: CapacityResult) -> Any:
         table.caption_justify = "left"
     if result.replicas:
         parts += [Text("Pod distribution among nodes:"), table]
-    return Group(*parts)
+    return parts
+
+
+def print_text(result: CapacityResult, out: TextIO) -> None:
+    """The report on `out`: rich on a terminal; elsewhere (pipe, file, CI log) whole lines and a kubectl-style
+    plain NODE / INSTANCES table, nothing wrapped."""
+    from kubesched.textcolumns import is_terminal, plain_lines
+
+    if is_terminal(out):
+        from rich.console import Console
+
+        Console(file=out).print(render(result))
+    else:
+        out.writelines(f"{line}\n" for line in plain_lines(_parts(result)))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched import __version__
-from kubesched.cliargs import add_validate_argument, check_output, int_at_least, seconds
+from kubesched.cliargs import add_progress_arguments, add_validate_argument, check_output, int_at_least, seconds
 from kubesched.config import ConfigError, load_config_file
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
@@ -29,12 +29,12 @@ def _load_config(path: str | None) -> KubeSchedulerConfiguration | None:
         raise InputError(err.source, err.message) from None
 
 
-def _load(path: str, args: argparse.Namespace) -> Any:
+def _load(path: str, args: argparse.Namespace, progress: Any = None) -> Any:
     """The scenario at `path` ("-": standard input), its notes and warnings printed on stderr."""
     from kubesched.simulate.scenario import load_scenario
 
     # argparse runs `type` on a string default too: args.validate is a FieldValidation.
-    scenario = load_scenario(path, validation=args.validate, seed=args.seed)
+    scenario = load_scenario(path, validation=args.validate, seed=args.seed, progress=progress)
     print_notes(scenario.notes)
     return scenario
 
@@ -45,24 +45,28 @@ def print_notes(notes: Sequence[str]) -> None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    from kubesched.progress import progress_display
     from kubesched.simulate import output
     from kubesched.simulate.runner import Simulation
 
     # The config first: the out-of-tree plugins it names may bring kinds the scenario uses (e.g. PodGroup).
     config = _config_with_plugins(args.config)
-    scenario = _load(args.scenario, args)
-    sim = Simulation(scenario, config, seed=args.seed, keep_scores=not args.no_scores, config_source=args.config)
-    # The loaded cluster lives until the process ends: keep the collector from walking it again and again.
-    gc.freeze()
-    result = sim.run()
-    if args.output == "json":
-        print(output.to_json(result))
-    elif args.output == "yaml":
-        print(output.to_yaml(result), end="")
+    # Per-node scores only where they are printed: JSON and YAML carry them, the table does not.
+    keep_scores = args.output in ("json", "yaml") and not args.no_scores
+    with progress_display(args) as progress:
+        scenario = _load(args.scenario, args, progress)
+        sim = Simulation(
+            scenario, config, seed=args.seed, keep_scores=keep_scores, config_source=args.config, spool_scores=True
+        )
+        # The loaded cluster lives until the process ends: keep the collector from walking it again and again.
+        gc.freeze()
+        sim.run(progress)
+    if args.output in ("json", "yaml"):
+        output.write_results(sim, sys.stdout, args.output)
     else:
-        from rich.console import Console
-
-        Console().print(output.render_table(result, scenario.description))
+        output.print_table(
+            sim.result(), scenario.description, sys.stdout, wide=args.output == "wide", headers=not args.no_headers
+        )
     return 0
 
 
@@ -79,31 +83,34 @@ def _config_with_plugins(path: str | None) -> KubeSchedulerConfiguration | None:
 def cmd_explain(args: argparse.Namespace) -> int:
     from kubesched.explain import explain
     from kubesched.explain import render as explain_render
+    from kubesched.progress import progress_display
 
     config = _config_with_plugins(args.config)
-    ex = explain(_load(args.scenario, args), args.pod, config, seed=args.seed, config_source=args.config)
+    with progress_display(args) as progress:
+        scenario = _load(args.scenario, args, progress)
+        ex = explain(scenario, args.pod, config, seed=args.seed, config_source=args.config, progress=progress)
     if args.output == "json":
         print(explain_render.to_json(ex))
     else:
-        from rich.console import Console
-
-        Console().print(explain_render.render(ex))
+        explain_render.print_text(ex, sys.stdout)
     return 0
 
 
 def cmd_capacity(args: argparse.Namespace) -> int:
     from kubesched import capacity
+    from kubesched.progress import progress_display
 
     config = _config_with_plugins(args.config)
-    scenario = _load(args.cluster, args)
-    template = capacity.load_pod(args.pod, args.validate, scenario)
-    result = capacity.capacity(scenario, template, config, args.max, args.seed, args.pod, args.config)
+    with progress_display(args) as progress:
+        scenario = _load(args.cluster, args, progress)
+        template = capacity.load_pod(args.pod, args.validate, scenario)
+        result = capacity.capacity(
+            scenario, template, config, args.max, args.seed, args.pod, args.config, progress=progress
+        )
     if args.output == "json":
         print(capacity.to_json(result))
     else:
-        from rich.console import Console
-
-        Console().print(capacity.render(result))
+        capacity.print_text(result, sys.stdout)
     return 0
 
 
@@ -200,8 +207,7 @@ def _write(path: str, text: str) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from contextlib import nullcontext
-
+    from kubesched.progress import progress_display
     from kubesched.replay import load_inputs, replay_all
     from kubesched.report.data import ReportMeta, report_dict, to_json
     from kubesched.report.table import summary_table
@@ -217,32 +223,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     print_notes(scenario.notes)
     configs = _replay_configs(args.config, scenario.config is not None)
 
-    show_progress = not args.quiet and sys.stderr.isatty()
-    progress_ctx: Any = nullcontext(None)
-    if show_progress:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with progress_display(args) as progress:
 
-        progress_ctx = Progress(
-            TextColumn("replay [bold]{task.description}[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("pods arrived"),
-            TimeElapsedColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-    with progress_ctx as bar:
-
-        def progress_for(label: str) -> Callable[[int, int], None] | None:
-            if bar is None:
-                return None
-            task = bar.add_task(label, total=len(trace.entries))
-
-            def update(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
-            return update
+        def progress_for(label: str) -> Callable[[int, int], None]:
+            return progress.stage(f"replay {label}", len(trace.entries), "pods arrived").update
 
         runs = replay_all(scenario, trace, configs, seed=args.seed, until=args.until, progress=progress_for)
     doc = report_dict(ReportMeta(args.cluster, args.trace, args.seed, args.until), runs)
@@ -286,13 +270,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_validate_argument(sim)
     sim.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
-    sim.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    sim.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "wide", "json", "yaml"),
+        default="table",
+        help="table (default), wide (a table with the nominated node, attempts and score), json or yaml "
+        "(FORMAT.md: with each pod's per-node scores)",
+    )
+    sim.add_argument(
+        "--no-headers",
+        action="store_true",
+        help="table: the pod rows only (no header, workload headings or totals), as kubectl's",
+    )
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
     sim.add_argument(
         "--no-scores",
         action="store_true",
-        help="leave out each pod's per-node scores and tied nodes (large clusters: saves memory and time)",
+        help="json/yaml: leave out each pod's per-node scores and tied nodes (the table never keeps them)",
     )
+    add_progress_arguments(sim)
     sim.set_defaults(func=cmd_simulate)
 
     b = sub.add_parser("bench", help="scheduler_perf workloads on the embedded cluster (pods per second)")
@@ -325,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--json", metavar="OUT.json", help="write the report's figures as JSON ('-': stdout)")
     rp.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
     rp.add_argument("--until", type=seconds(), help="stop the replay at this virtual time (seconds)")
-    rp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_progress_arguments(rp)
     rp.set_defaults(func=cmd_replay)
 
     from kubesched.live import command as live_command
@@ -350,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
     ex.add_argument("-o", "--output", choices=("table", "json"), default="table")
     ex.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
+    add_progress_arguments(ex)
     ex.set_defaults(func=cmd_explain)
 
     cap = sub.add_parser("capacity", help="how many replicas of a pod fit in a cluster, and where")
@@ -360,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--config", help="KubeSchedulerConfiguration file (overrides the scenario's inline config)")
     cap.add_argument("-o", "--output", choices=("table", "json"), default="table")
     cap.add_argument("--seed", type=int, default=0, help="seed for tie-breaking and preemption offsets")
+    add_progress_arguments(cap)
     cap.set_defaults(func=cmd_capacity)
 
     snap = sub.add_parser("snapshot", help="capture a live cluster into a scenario file (to stdout)")

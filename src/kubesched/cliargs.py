@@ -101,3 +101,10 @@ def add_validate_argument(p: argparse.ArgumentParser) -> None:
         help="unknown or duplicate fields in manifests: refuse them (strict, default), warn about them, or drop "
         "them silently (ignore), as kubectl's --validate; invalid values are always refused, as the API server does",
     )
+
+
+def add_progress_arguments(p: argparse.ArgumentParser) -> None:
+    """--progress and --quiet: a progress display on stderr, by default only when stderr is a terminal."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", action="store_true", help="show progress on stderr even when it is not a terminal")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress display")

@@ -1,12 +1,16 @@
-"""The README's `simulate`, `explain` and `capacity` examples print what the README shows (at 100 columns)."""
+"""The README's `simulate`, `explain` and `capacity` examples print what the README shows: on a terminal of 100
+columns, or piped (`| cat`)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
+from tests.terminal import Terminal
 
 from kubesched.cli import main
 
@@ -23,6 +27,8 @@ def _examples() -> list[tuple[str, str]]:
 def test_the_readme_has_the_examples() -> None:
     commands = [c for c, _ in _examples()]
     assert commands == [
+        "simulate examples/cluster.yaml | cat",
+        "simulate examples/cluster.yaml -o wide --no-headers | cat",
         "explain examples/cluster.yaml huge",
         "explain examples/cluster.yaml web-1",
         "capacity examples/cluster.yaml --pod examples/pod.yaml",
@@ -33,13 +39,15 @@ def test_the_readme_has_the_examples() -> None:
 
 
 @pytest.mark.parametrize(("command", "block"), _examples(), ids=lambda v: v.split("\n")[0][:40])
-def test_readme_output(
-    command: str, block: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_readme_output(command: str, block: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.chdir(ROOT)
-    assert main(command.split()) == 0
-    out = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+    # The README shows what a person sees: a terminal 100 columns wide, or a pipe's plain lines after "| cat".
+    argv = command.removesuffix(" | cat").split()
+    stdout = io.StringIO() if command.endswith(" | cat") else Terminal()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    assert main(argv) == 0
+    out = stdout.text().splitlines() if isinstance(stdout, Terminal) else stdout.getvalue().splitlines()
     shown = block.splitlines()
     # The README may leave out the first lines of the output, never anything in between.
     start = out.index(shown[0])

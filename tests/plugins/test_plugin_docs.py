@@ -3,6 +3,7 @@ examples/plugins/README.md; each output must be the one the page shows."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.terminal import Terminal
 
 from kubesched.cli import main
 from kubesched.testing import write_entry_points
@@ -61,9 +63,13 @@ def run(command: str, cwd: Path, capsys: pytest.CaptureFixture[str], pythonpath:
         )
         return re.sub(r" in \d+\.\d+s", " in 0.20s", proc.stdout + proc.stderr)
     assert argv[0] == "kubesched", f"the docs may only run kubesched and pytest, not {command!r}"
-    main(argv[1:])
+    # What a person sees at a terminal: rich tables, as the pages show them (a pipe would get plain columns).
+    screen = Terminal()
+    with contextlib.redirect_stdout(screen):
+        main(argv[1:])
     out, err = capsys.readouterr()
-    return out + err
+    shown = screen.text()
+    return (shown + "\n" if shown else "") + out + err
 
 
 def check(sessions: list[tuple[str, str]], cwd: Path, capsys: pytest.CaptureFixture[str], paths: list[Path]) -> None:

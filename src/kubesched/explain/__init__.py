@@ -14,6 +14,7 @@ from kubesched.errors import InputError
 from kubesched.explain.analyze import Analyzer
 from kubesched.explain.claims import ClaimOnNode, devices_of
 from kubesched.explain.model import Capture, Explanation, NodeScore, Outcome, Winner
+from kubesched.progress import SILENT, Progress
 from kubesched.simulate.attempts import Attempt
 from kubesched.simulate.scenario import Manifest, Scenario
 
@@ -84,26 +85,31 @@ def explain(
     config: KubeSchedulerConfiguration | None = None,
     seed: int = 0,
     config_source: str | None = None,
+    progress: Progress = SILENT,
 ) -> Explanation:
-    """Run the scenario and explain the last scheduling attempt of its pod `ref`."""
+    """Run the scenario and explain the last scheduling attempt of its pod `ref`.
+
+    Only that pod's scores are kept: the other pods' would cost memory (one array per Score plugin per pod)
+    and nothing reads them. `progress` sees the run and each analysis."""
     from kubesched.simulate.runner import Simulation
 
     pods = workload_pods(scenario, ref)
     if pods:
         # The workload's first pod that did not get scheduled (or its first): found by a run of its own.
-        outcomes = {
-            o.key: o.status for o in Simulation(scenario, config, seed=seed, config_source=config_source).run().results
-        }
+        first = Simulation(scenario, config, seed=seed, keep_scores=False, config_source=config_source)
+        first.settle(progress)
+        outcomes = {o.key: o.status for o in first.outcomes()}
+        del first
         keys = [f"{p.obj.metadata.namespace or 'default'}/{p.obj.metadata.name}" for p in pods]
         key = next((k for k in keys if outcomes.get(k) != "Scheduled"), keys[0])
     else:
         m = resolve_pod(scenario, ref)
         key = f"{m.obj.metadata.namespace or 'default'}/{m.obj.metadata.name}"
-    sim = Simulation(scenario, config, seed=seed, config_source=config_source)
-    analyzer = Analyzer(sim.scheduler, key, sim.attempts)
+    sim = Simulation(scenario, config, seed=seed, keep_scores={key}, config_source=config_source)
+    analyzer = Analyzer(sim.scheduler, key, sim.attempts, progress)
     sim.scheduler.before_cycle = analyzer
-    result = sim.run()
-    o = next(r for r in result.results if r.key == key)
+    sim.settle(progress)
+    o = next(r for r in sim.outcomes() if r.key == key)
     outcome = Outcome(o.status, o.node, o.nominated_node, o.message)
     ex = Explanation(key, outcome, analyzer.capture, earlier=analyzer.earlier)
     if analyzer.capture is None:

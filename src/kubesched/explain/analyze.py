@@ -46,6 +46,7 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status, code_name
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.plugins import names
+from kubesched.progress import SILENT, Progress, Stage
 from kubesched.scheduler import ERR_NO_NODES_AVAILABLE, Scheduler, num_feasible_nodes_to_find
 
 if TYPE_CHECKING:
@@ -55,9 +56,13 @@ if TYPE_CHECKING:
 class Analyzer:
     """Installed as `before_cycle` on a scheduler; keeps the analysis of the target pod's latest attempt."""
 
-    def __init__(self, sched: Scheduler, pod_key: str, attempts: Mapping[str, Attempt]) -> None:
-        """`attempts`: the recorded attempts (Simulation.attempts), where the earlier attempts' outcomes are read."""
+    def __init__(
+        self, sched: Scheduler, pod_key: str, attempts: Mapping[str, Attempt], progress: Progress = SILENT
+    ) -> None:
+        """`attempts`: the recorded attempts (Simulation.attempts), where the earlier attempts' outcomes are read;
+        `progress` sees each analysis go through the nodes."""
         self.sched = sched
+        self.progress = progress
         self.pod_key = pod_key
         self.recorded = attempts
         self.attempts = 0
@@ -75,9 +80,11 @@ class Analyzer:
                 EarlierAttempt(prev.attempt, a.node if a else "", a.message if a else "", prev.preemption)
             )
         rng = self.sched.rng.getstate()
+        stage = self.progress.stage(f"analysing {self.pod_key}, attempt {self.attempts}", None, "nodes")
         try:
-            self.capture = analyze(self.sched, fw, qpi.pod_info, self.attempts)
+            self.capture = analyze(self.sched, fw, qpi.pod_info, self.attempts, stage)
         finally:
+            stage.finish()
             self.sched.rng.setstate(rng)
 
 
@@ -128,11 +135,13 @@ def _unfiltered(ni: NodeInfo, status: Status) -> NodeReport:
     return r
 
 
-def analyze(sched: Scheduler, fw: Framework, pod: PodInfo, attempt: int) -> Capture:
-    """The analysis of `pod`'s coming attempt under profile `fw` (see the module docstring)."""
+def analyze(sched: Scheduler, fw: Framework, pod: PodInfo, attempt: int, stage: Stage = SILENT) -> Capture:
+    """The analysis of `pod`'s coming attempt under profile `fw` (see the module docstring); `stage` is told
+    how many nodes have been through the filters."""
     sched.cache.update_snapshot(sched.snapshot)
     snap = sched.snapshot
     nodes = snap.nodes
+    stage.update(0, len(nodes))
     start = sched.next_start_node_index
     cap = Capture(fw.profile_name, attempt, None, [], Sampling(len(nodes), 0, 0, None, start, []), [])
     if sched.extenders:
@@ -150,7 +159,10 @@ def analyze(sched: Scheduler, fw: Framework, pod: PodInfo, attempt: int) -> Capt
             cap.preemption = _preemption(sched, fw, state, pod, cap.nodes, s)
         return cap
 
-    reports = {ni.index: _filter_node(fw, state, pod, ni, snap) for ni in nodes}
+    reports: dict[int, NodeReport] = {}
+    for done, ni in enumerate(nodes, 1):
+        reports[ni.index] = _filter_node(fw, state, pod, ni, snap)
+        stage.update(done)
     if pre_res is None or pre_res.all_nodes():
         candidates = np.arange(len(nodes), dtype=np.int64)
         absent: Status | None = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Group
 from rich.table import Table
@@ -12,6 +12,7 @@ from rich.text import Text
 from kubesched.explain.claims import ClaimOnNode
 from kubesched.explain.model import SKIPPED, Explanation, NodeReport
 from kubesched.framework.status import Code, code_name
+from kubesched.textcolumns import is_terminal, plain_lines
 
 _SUCCESS = code_name(Code.SUCCESS)
 GROUP_ABOVE = 20  # more nodes than this: table rows with identical cells are merged
@@ -205,11 +206,15 @@ def claims_table(ex: Explanation) -> Table | None:
 
 def render(ex: Explanation) -> Any:
     """A rich renderable: header, filter table, score table and winner, or what would make the pod fit."""
-    parts: list[Any] = [_header(ex)]
+    return Group(*_parts(ex))
+
+
+def _parts(ex: Explanation) -> list[Text | Table]:
+    """The explanation's lines of text and its tables, in order: rich or plain is the printer's business."""
+    parts: list[Text | Table] = [_header(ex)]
     c = ex.capture
     if c is None:
-        parts += [Text(n) for n in ex.notes]
-        return Group(*parts)
+        return parts + [Text(n) for n in ex.notes]
     for e in ex.earlier:
         text = f"attempt {e.attempt}: " + (f"scheduled on {e.node}" if e.node else e.message)
         p = e.preemption
@@ -245,4 +250,15 @@ def render(ex: Explanation) -> Any:
         parts.append(Text(text, style="bold"))
     for n in [*c.notes, *ex.notes]:
         parts.append(Text(f"note: {n}", style="dim"))
-    return Group(*parts)
+    return parts
+
+
+def print_text(ex: Explanation, out: TextIO) -> None:
+    """The explanation on `out`: rich tables on a terminal; elsewhere (pipe, file, CI log) whole lines and
+    kubectl-style plain columns, so that nothing is wrapped one word per line."""
+    if is_terminal(out):
+        from rich.console import Console
+
+        Console(file=out).print(render(ex))
+    else:
+        out.writelines(f"{line}\n" for line in plain_lines(_parts(ex)))

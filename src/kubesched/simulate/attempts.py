@@ -11,6 +11,10 @@ which is why the Scheduler keeps none of it itself (scheduler.AttemptObserver).
 
 from __future__ import annotations
 
+import json
+import tempfile
+from collections.abc import Set as AbstractSet
+
 import numpy as np
 
 from kubesched.framework.types import PodInfo
@@ -24,34 +28,65 @@ class Attempt:
     are only built when someone asks for them.
     """
 
-    __slots__ = ("_names", "_per_plugin", "_tied", "_totals", "message", "node", "pod", "reason", "time")
+    __slots__ = (
+        "_names",
+        "_per_plugin",
+        "_spool",
+        "_spooled",
+        "_tied",
+        "_totals",
+        "message",
+        "node",
+        "number",
+        "pod",
+        "reason",
+        "score",
+        "time",
+    )
 
-    def __init__(self, pod: str, time: float) -> None:
+    def __init__(self, pod: str, time: float, number: int = 1) -> None:
         self.pod = pod
         self.time = time
+        # Which attempt of the pod this is (1: its first).
+        self.number = number
         self.node = ""
+        # The chosen node's total score (None: the only feasible node, not scored).
+        self.score: int | None = None
         self.message = ""
         self.reason = ""
         self._names: np.ndarray | None = None
         self._totals: np.ndarray | None = None
         self._per_plugin: dict[str, np.ndarray] = {}
         self._tied: np.ndarray | None = None
+        self._spool: ScoreSpool | None = None
+        self._spooled: tuple[int, int] | None = None
 
     def record_scores(self, scores: NodeScores) -> None:
         self._names, self._totals, self._per_plugin, self._tied = scores
 
+    def spool_scores(self, scores: NodeScores, spool: ScoreSpool) -> None:
+        """Keep the totals and the tie on disk (`scores`, `tied`), not the arrays (no per-plugin scores)."""
+        self._spool = spool
+        self._spooled = spool.put(scores)
+
     def clear_scores(self) -> None:
         self._names, self._totals, self._per_plugin, self._tied = None, None, {}, None
+        self._spool = self._spooled = None
+        self.score = None
 
     @property
     def tied(self) -> list[str]:
         """Every node sharing the top score, when two or more did."""
+        if self._spool is not None and self._spooled is not None:
+            return self._spool.get(self._spooled)[1]
         if self._names is None or self._tied is None or len(self._tied) < 2:
             return []
         return [str(self._names[int(i)]) for i in self._tied]
 
     @property
     def scores(self) -> dict[str, int]:
+        if self._spool is not None and self._spooled is not None:
+            return self._spool.get(self._spooled)[0]
         if self._names is None or self._totals is None:
             return {}
         return {str(n): int(t) for n, t in zip(self._names, self._totals, strict=True)}
@@ -64,15 +99,49 @@ class Attempt:
         return {pl: {n: int(v) for n, v in zip(names, arr, strict=True)} for pl, arr in self._per_plugin.items()}
 
 
+class ScoreSpool:
+    """Per-node totals parked in a temporary file until a report prints them.
+
+    `simulate -o json` prints every scored pod's totals; held as arrays until the
+    end they grow with pods × nodes (gigabytes at 5,000 nodes), on disk they
+    cost the process nothing, and the writer reads them back one pod at a time.
+    Each entry is the JSON text of (totals by node, tied nodes).
+    """
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the simulation
+        self._end = 0
+
+    def put(self, scores: NodeScores) -> tuple[int, int]:
+        names = scores.names.tolist()
+        tied = [names[i] for i in scores.tied.tolist()] if len(scores.tied) > 1 else []
+        data = json.dumps([dict(zip(names, scores.totals.tolist(), strict=True)), tied]).encode()
+        self._file.seek(self._end)
+        self._file.write(data)
+        at = self._end
+        self._end += len(data)
+        return at, len(data)
+
+    def get(self, where: tuple[int, int]) -> tuple[dict[str, int], list[str]]:
+        self._file.seek(where[0])
+        totals, tied = json.loads(self._file.read(where[1]))
+        return totals, tied
+
+
 class AttemptRecorder:
     """The recording AttemptObserver: the latest Attempt of every pod, by pod key.
 
-    `keep_scores=False` keeps the decisions without the per-node scores (replay,
-    `simulate --no-scores`: one array per Score plugin per pod adds up).
+    Per-node scores are kept only for the pods a report prints them for:
+    `keep_scores` is True (every pod: `simulate -o json`), False (none: the
+    table, replay), or a set of pod keys (`explain` keeps its one pod's). One
+    array per Score plugin per pod adds up to gigabytes on a large cluster.
+    The decision, the chosen node's total and the attempt count are always kept.
     """
 
-    def __init__(self, keep_scores: bool = True) -> None:
+    def __init__(self, keep_scores: bool | AbstractSet[str] = True, spool: ScoreSpool | None = None) -> None:
+        """`spool`: where kept scores go (their totals and tie only), instead of memory."""
         self.keep_scores = keep_scores
+        self.spool = spool
         self.attempts: dict[str, Attempt] = {}
 
     def _current(self, pod: PodInfo, now: float) -> Attempt:
@@ -82,13 +151,22 @@ class AttemptRecorder:
         return a
 
     def attempt_started(self, pod: PodInfo, now: float) -> None:
-        self.attempts[pod.key] = Attempt(pod.key, now)
+        before = self.attempts.get(pod.key)
+        self.attempts[pod.key] = Attempt(pod.key, now, 1 if before is None else before.number + 1)
 
     def node_chosen(self, pod: PodInfo, node: str, scores: NodeScores | None, now: float) -> None:
         a = self._current(pod, now)
         a.node = node
-        if scores is not None and self.keep_scores:
-            a.record_scores(scores)
+        if scores is None:
+            return
+        # The chosen node has the top total, as every node in `tied` does.
+        a.score = int(scores.totals[int(scores.tied[0])])
+        keep = self.keep_scores
+        if keep is True or (keep is not False and pod.key in keep):
+            if self.spool is not None:
+                a.spool_scores(scores, self.spool)
+            else:
+                a.record_scores(scores)
 
     def attempt_failed(self, pod: PodInfo, reason: str, message: str, now: float) -> None:
         # A failure after a node was chosen (Reserve, Permit, binding) undoes the choice.

@@ -12,6 +12,8 @@ terminations, the second volume binding takes), so the run is exact and instant.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +26,9 @@ from kubesched.errors import InputError
 from kubesched.framework.profile import FrameworkError
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.registry import Registry
+from kubesched.progress import SILENT, Progress, Stage
 from kubesched.scheduler import Scheduler
-from kubesched.simulate.attempts import Attempt, AttemptRecorder
+from kubesched.simulate.attempts import Attempt, AttemptRecorder, ScoreSpool
 from kubesched.simulate.scenario import Manifest, Scenario
 
 # A run that keeps scheduling at one instant beyond this many attempts (and per pod) is a livelock.
@@ -50,6 +53,9 @@ class PodOutcome:
     workload: str | None = None
     # Pods this pod evicted by preemption.
     victims: int = 0
+    # Scheduling attempts the pod had, and the total score of the node its last one chose (None: not scored).
+    attempts: int = 0
+    score: int | None = None
 
 
 @dataclass
@@ -82,10 +88,13 @@ class Simulation:
         seed: int = 0,
         registry: Registry | None = None,
         extenders: list[Any] | None = None,
-        keep_scores: bool = True,
+        keep_scores: bool | AbstractSet[str] = True,
         config_source: str | None = None,
+        spool_scores: bool = False,
     ) -> None:
-        """`config_source`: the file `config` came from, named in errors when its profiles cannot be built."""
+        """`keep_scores`: whose per-node scores the results carry (all, none, or these pod keys), kept on disk
+        with `spool_scores` (totals and ties only, for a writer that prints them at the end);
+        `config_source`: the file `config` came from, named in errors when its profiles cannot be built."""
         self.scenario = scenario
         self.config = resolve_config(scenario, config)
         self.cluster = EmbeddedCluster(graceful_deletion=scenario.graceful_termination)
@@ -96,6 +105,8 @@ class Simulation:
         self._created: set[str] = set()
         # The last object of each deleted pod: what it reported (e.g. status.nominatedNodeName) when it went.
         self.last_seen: dict[str, Any] = {}
+        # Where run_until_settled reports the pods tried so far (the scheduling stage of settle()).
+        self._stage: Stage = SILENT
         self._load_objects()
         self.cluster.store.subscribe("Pod", self._remember_deleted)
         try:
@@ -112,7 +123,7 @@ class Simulation:
                 raise InputError(config_source, str(err)) from None
             raise InputError(scenario.source, str(err), "Scenario", "config") from None
         # What the results report (each pod's last attempt, its scores): recorded here, not by the Scheduler.
-        self.recorder = AttemptRecorder(keep_scores)
+        self.recorder = AttemptRecorder(keep_scores, ScoreSpool() if spool_scores and keep_scores else None)
         self.scheduler.observer = self.recorder
         for fw in self.scheduler.profiles.values():
             pre = fw.plugins_by_name.get("DefaultPreemption")
@@ -189,11 +200,20 @@ class Simulation:
 
     # ------------------------------------------------------------ running
 
-    def run(self) -> SimulationResult:
+    def run(self, progress: Progress = SILENT) -> SimulationResult:
+        """Schedule every pending pod until the cluster settles; `progress` sees pods created and tried."""
+        self.settle(progress)
+        return self.result()
+
+    def settle(self, progress: Progress = SILENT) -> None:
+        """The run without its result: what a writer that streams the outcomes calls (see outcomes())."""
         pending = self.scenario.pending_pods()
         with collector_paused():
             if self.scenario.mode == "batch":
-                waiting = self._create_ready(pending)
+                stage = progress.stage("creating pods", len(pending), "pods")
+                waiting = self._create_ready(pending, stage)
+                stage.finish()
+                self._stage = progress.stage("scheduling", len(pending), "pods")
                 self.run_until_settled()
                 while waiting:
                     still = self._create_ready(waiting)
@@ -202,12 +222,14 @@ class Simulation:
                     waiting = still
                     self.run_until_settled()
             else:
+                self._stage = progress.stage("scheduling", len(pending), "pods")
                 for m in pending:
                     if self._ready(m):
                         self._create(m)
                         self._created.add(_key(m))
                         self.run_until_settled()
-        return self.result()
+            self._stage.finish()
+            self._stage = SILENT
 
     def _ready(self, m: Manifest) -> bool:
         """Whether the pod's controller creates it now: a pod it waits for (OrderedReady) must be running."""
@@ -216,15 +238,16 @@ class Simulation:
         before = self.cluster.store.find("Pod", m.after)
         return before is not None and bool(before.spec.node_name)
 
-    def _create_ready(self, pods: list[Manifest]) -> list[Manifest]:
+    def _create_ready(self, pods: list[Manifest], stage: Stage = SILENT) -> list[Manifest]:
         """Create the pods that are ready; the others, in order, come back."""
         waiting = []
-        for m in pods:
+        for i, m in enumerate(pods, 1):
             if self._ready(m):
                 self._create(m)
                 self._created.add(_key(m))
             else:
                 waiting.append(m)
+            stage.update(i)
         return waiting
 
     def run_until_settled(self, max_steps: int = 10_000_000) -> None:
@@ -235,8 +258,11 @@ class Simulation:
         # after an event), few enough that a livelock (pods retried at once, forever) is reported soon.
         stall_limit = max(STALL_ATTEMPTS_MIN, STALL_ATTEMPTS_PER_POD * self.cluster.store.count("Pod"))
         attempts_now = 0
+        tried = self.recorder.attempts
+        stage = self._stage
         for _ in range(max_steps):
             if sched.schedule_one():
+                stage.update(len(tried))
                 attempts_now += 1
                 if attempts_now > stall_limit:
                     raise self._livelock(attempts_now)
@@ -283,50 +309,61 @@ class Simulation:
     # ------------------------------------------------------------ results
 
     def result(self) -> SimulationResult:
+        result = SimulationResult(list(self.outcomes()), list(self.deleted))
+        result.extra.update(self.extra())
+        return result
+
+    def extra(self) -> dict[str, Any]:
+        """What the results report besides the pods (the claims' allocations)."""
         store = self.cluster.store
-        out = []
-        for m in self.scenario.pending_pods():
-            ns = m.obj.metadata.namespace or "default"
-            key = f"{ns}/{m.obj.metadata.name}"
-            pod = store.find("Pod", key)
-            attempt = self.recorder.attempts.get(key)
-            if key not in self._created:
-                why = f"not created: its StatefulSet creates it once {m.after} is running (OrderedReady)"
-                out.append(PodOutcome(key, None, "Pending", None, why, workload=m.workload))
-                continue
-            if pod is None:
-                # Only preemption deletes pods in a simulation: the pod ran, then was evicted. Upstream
-                # reports what the pod carried then (a preemptor keeps status.nominatedNodeName after
-                # binding) and the scores of the attempt that placed it.
-                last = self.last_seen.get(key)
-                nominated = (last.status.nominated_node_name or None) if last is not None else None
-                o = PodOutcome(key, self._last_node(key), "Deleted", nominated, None, attempt=attempt)
-                self._attach_scores(o, attempt)
-                o.workload = m.workload
-                out.append(o)
-                continue
-            nominated = pod.status.nominated_node_name or None
-            cond = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
-            if pod.spec.node_name:
-                o = PodOutcome(key, pod.spec.node_name, "Scheduled", nominated, None, attempt=attempt)
-                self._attach_scores(o, attempt)
-            elif cond is None:
-                o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
-            elif cond.reason == "SchedulingGated":
-                o = PodOutcome(key, None, "SchedulingGated", nominated, cond.message, attempt=attempt)
-            else:
-                o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
-            o.workload = m.workload
-            o.victims = self.victims.get(key, 0)
-            out.append(o)
-        result = SimulationResult(out, list(self.deleted))
         if store.count("ResourceClaim"):
             from kubesched.plugins.dynamicresources.report import claims_report
 
             claims = claims_report(store.list("ResourceClaim"))
             if claims:
-                result.extra["claims"] = claims
-        return result
+                return {"claims": claims}
+        return {}
+
+    def outcomes(self) -> Iterator[PodOutcome]:
+        """Each pending pod's outcome, in the scenario's order, one at a time (a writer streams them)."""
+        for m in self.scenario.pending_pods():
+            o = self._outcome(m)
+            o.workload = m.workload
+            if o.attempt is not None:
+                o.attempts = o.attempt.number
+                if o.node is not None and o.attempt.node == o.node:
+                    o.score = o.attempt.score
+            yield o
+
+    def _outcome(self, m: Manifest) -> PodOutcome:
+        key = _key(m)
+        if key not in self._created:
+            why = f"not created: its StatefulSet creates it once {m.after} is running (OrderedReady)"
+            return PodOutcome(key, None, "Pending", None, why)
+        pod = self.cluster.store.find("Pod", key)
+        attempt = self.recorder.attempts.get(key)
+        if pod is None:
+            # Only preemption deletes pods in a simulation: the pod ran, then was evicted. Upstream
+            # reports what the pod carried then (a preemptor keeps status.nominatedNodeName after
+            # binding) and the scores of the attempt that placed it.
+            last = self.last_seen.get(key)
+            nominated = (last.status.nominated_node_name or None) if last is not None else None
+            o = PodOutcome(key, self._last_node(key), "Deleted", nominated, None, attempt=attempt)
+            self._attach_scores(o, attempt)
+            return o
+        nominated = pod.status.nominated_node_name or None
+        cond = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
+        if pod.spec.node_name:
+            o = PodOutcome(key, pod.spec.node_name, "Scheduled", nominated, None, attempt=attempt)
+            self._attach_scores(o, attempt)
+        elif cond is None:
+            o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
+        elif cond.reason == "SchedulingGated":
+            o = PodOutcome(key, None, "SchedulingGated", nominated, cond.message, attempt=attempt)
+        else:
+            o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
+        o.victims = self.victims.get(key, 0)
+        return o
 
     @staticmethod
     def _attach_scores(o: PodOutcome, attempt: Attempt | None) -> None:

@@ -29,6 +29,7 @@ from kubesched.api.validation.scheduling import check_global_default
 from kubesched.cluster.admission import priority_refusal
 from kubesched.collector import collector_paused
 from kubesched.errors import InputError
+from kubesched.progress import SILENT, Progress
 from kubesched.simulate.jsonstream import JSONStreamError, iter_json_documents, looks_like_json
 from kubesched.simulate.yamlstream import DuplicateKey, Flagged, iter_documents
 from kubesched.workloads.expand import WORKLOAD_KINDS, children, note, workload_name
@@ -174,14 +175,17 @@ def parse_scenario(
     validation: FieldValidation = FieldValidation.STRICT,
     seed: int = 0,
     existing: Scenario | None = None,
+    progress: Progress = SILENT,
 ) -> Scenario:
     """The scenario in `text`, every object taken in as the API server would (kubesched.api.intake).
 
     `workers` is how many processes may read the YAML (see iter_documents); `validation` is kubectl's
     --validate level for unknown and duplicate fields; `seed` makes generated names (generateName);
-    `existing`: a cluster already loaded whose objects admission sees (a pod file's PriorityClasses).
+    `existing`: a cluster already loaded whose objects admission sees (a pod file's PriorityClasses);
+    `progress` is told how many documents are read (of an estimate: the YAML document separators).
     """
     loader = _Loader(Scenario(source=source), _RawSource(text), validation, seed)
+    stage = progress.stage(f"reading {source}", _estimated_documents(text), "objects")
     if existing is not None:
         loader.classes.update((m.obj.metadata.name, m.obj) for m in existing.manifests if m.kind == "PriorityClass")
     first_error: InputError | None = None
@@ -198,13 +202,23 @@ def parse_scenario(
                         # Read on: malformed YAML further down is what a whole-file parse reports first.
                         first_error = err
                 i += 1
+                stage.update(i)
     except yaml.YAMLError as err:
         raise _yaml_error(source, err) from None
     except JSONStreamError as err:
         raise InputError(source, f"malformed JSON: {err}") from None
+    finally:
+        stage.finish()
     if first_error is not None:
         raise first_error
     return loader.finish()
+
+
+def _estimated_documents(text: str) -> int | None:
+    """About how many documents a YAML stream holds (None for JSON): enough for a progress bar."""
+    if looks_like_json(text):
+        return None
+    return text.count("\n---") + (0 if text.startswith("---") else 1)
 
 
 def _documents(text: str, workers: int | None) -> Iterator[Any]:
@@ -470,7 +484,8 @@ def load_scenario(
     validation: FieldValidation = FieldValidation.STRICT,
     seed: int = 0,
     existing: Scenario | None = None,
+    progress: Progress | None = None,
 ) -> Scenario:
     """A scenario file (YAML or JSON; "-" for standard input): see parse_scenario."""
     text, source = read_text(path)
-    return parse_scenario(text, source, workers, validation, seed, existing)
+    return parse_scenario(text, source, workers, validation, seed, existing, progress or SILENT)
