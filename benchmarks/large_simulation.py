@@ -44,7 +44,7 @@ _NAME = "NAME-PLACEHOLDER"
 # Run in a child process: prints the load time and that process's peak RSS (with its forked reader's).
 _LOAD = """
 import json, resource, sys, time
-from kubesched.simulate.scenario import load_scenario
+from kubesched.scenario import load_scenario
 t = time.perf_counter()
 s = load_scenario(sys.argv[1])
 wall = time.perf_counter() - t

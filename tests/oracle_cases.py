@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kubesched.scenario import load_scenario
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 FIELDS = ("pod", "node", "status", "nominatedNode", "message")
 

@@ -31,7 +31,7 @@ def _load_config(path: str | None) -> KubeSchedulerConfiguration | None:
 
 def _load(path: str, args: argparse.Namespace, progress: Any = None) -> Any:
     """The scenario at `path` ("-": standard input), its notes and warnings printed on stderr."""
-    from kubesched.simulate.scenario import load_scenario
+    from kubesched.scenario import load_scenario
 
     # argparse runs `type` on a string default too: args.validate is a FieldValidation.
     scenario = load_scenario(path, validation=args.validate, seed=args.seed, progress=progress)
@@ -115,7 +115,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
-    from kubesched.snapshot_cmd import run
+    from kubesched.live.snapshot import run
 
     return run(args)
 
@@ -209,14 +209,14 @@ def _write(path: str, text: str) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     from kubesched.progress import progress_display
     from kubesched.replay import load_inputs, replay_all
-    from kubesched.report.data import ReportMeta, report_dict, to_json
-    from kubesched.report.table import summary_table
+    from kubesched.replay.report.data import ReportMeta, report_dict, to_json
+    from kubesched.replay.report.table import summary_table
 
     for out in (args.report, args.json):
         if out:
             check_output(out)  # before the replay, not after it
     if args.report:
-        from kubesched.report.html import require_plotly
+        from kubesched.replay.report.html import require_plotly
 
         require_plotly()
     scenario, trace = load_inputs(args.cluster, args.trace, args.templates, args.validate, args.seed)
@@ -236,7 +236,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         else:
             _write(args.json, to_json(doc))
     if args.report:
-        from kubesched.report.html import render_html
+        from kubesched.replay.report.html import render_html
 
         _write(args.report, render_html(doc))
     if args.json != "-":
@@ -362,9 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     cap.set_defaults(func=cmd_capacity)
 
     snap = sub.add_parser("snapshot", help="capture a live cluster into a scenario file (to stdout)")
-    from kubesched import snapshot_cmd
+    from kubesched.live import snapshot
 
-    snapshot_cmd.add_arguments(snap)
+    snapshot.add_arguments(snap)
     snap.set_defaults(func=cmd_snapshot)
 
     cfg = sub.add_parser("config", help="KubeSchedulerConfiguration tools")

@@ -12,12 +12,12 @@ import re
 from typing import Any
 
 from kubesched.config import ConfigError, encode_defaulted, load_config
-from kubesched.config.errors import aggregate_message
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.errors import InputError
 from kubesched.framework.handle import Handle, Lister
 from kubesched.framework.profile import FrameworkError, build_frameworks
 from kubesched.framework.snapshot import Snapshot
+from kubesched.gocompat.field import aggregate_message
 from kubesched.plugins.registry import Registry
 
 

@@ -159,8 +159,8 @@ def simulate(
     import yaml
 
     from kubesched.api.decode import KINDS
+    from kubesched.scenario import Manifest, Scenario, parse_scenario
     from kubesched.simulate.runner import Simulation
-    from kubesched.simulate.scenario import Manifest, Scenario, parse_scenario
 
     cfg: Mapping[str, Any] | None = yaml.safe_load(config) if isinstance(config, str) else config
     if cfg is not None:

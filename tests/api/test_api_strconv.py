@@ -1,10 +1,10 @@
-"""strconv.ParseInt(s, 10, 64) as Go applies it (api/strconv.py)."""
+"""strconv.ParseInt(s, 10, 64) as Go applies it (gocompat/strconv.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubesched.api.strconv import parse_int64
+from kubesched.gocompat.strconv import parse_int64
 
 
 @pytest.mark.parametrize(

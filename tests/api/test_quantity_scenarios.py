@@ -10,9 +10,9 @@ import pytest
 from tests.conformance.test_scenarios import compare
 
 from kubesched.cli import main
+from kubesched.scenario import load_scenario
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 CASES = Path(__file__).parent / "cases"
 

@@ -10,13 +10,13 @@ import pytest
 
 from kubesched.config import (
     ConfigError,
-    aggregate_message,
     encode_defaulted,
     load_config,
     load_config_file,
     validate_node_resources_fit_args,
 )
 from kubesched.config.types import NodeResourcesFitArgs
+from kubesched.gocompat.field import aggregate_message
 
 CASES_DIR = Path(__file__).parent / "cases"
 CASES = sorted(p.name[: -len(".yaml")] for p in CASES_DIR.glob("*.yaml"))

@@ -7,13 +7,10 @@ import pytest
 from kubesched.config import (
     KNOWN_PLUGINS,
     ConfigError,
-    DurationError,
     default_configuration,
     encode_defaulted,
-    format_duration,
     load_config,
     load_config_mapping,
-    parse_duration,
     validate_node_resources_fit_args,
 )
 from kubesched.config.defaults import merge_plugin_set
@@ -28,6 +25,7 @@ from kubesched.config.types import (
     ScoringStrategy,
     VolumeBindingArgs,
 )
+from kubesched.gocompat.duration import DurationError, format_duration, parse_duration
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 DEFAULT_ORDER = [

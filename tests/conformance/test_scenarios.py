@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from kubesched.scenario import load_scenario
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 CASES = Path(__file__).parent / "cases"
 

@@ -20,8 +20,8 @@ from kubesched.errors import InputError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
 from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.scenario import load_scenario, parse_scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario, parse_scenario
 from kubesched.testing import Env, make_node, make_pod, placements, simulate
 
 REF = "kubesched_examples.coscheduling:Coscheduling"
@@ -344,7 +344,7 @@ def test_entry_point_name_works_like_the_import_path(installed: Path) -> None:
 
 def _simulation(objects: list[Any], config: dict[str, Any], mode: str) -> Simulation:
     from kubesched.api.decode import KINDS
-    from kubesched.simulate.scenario import Manifest, Scenario
+    from kubesched.scenario import Manifest, Scenario
 
     kinds = {t: k for k, t in KINDS.items()}
     cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **config}

@@ -13,9 +13,9 @@ from kubesched.explain.analyze import Analyzer
 from kubesched.explain.model import Explanation
 from kubesched.framework.runtime import Framework
 from kubesched.framework.types import QueuedPodInfo
+from kubesched.scenario import parse_scenario
 from kubesched.simulate.generate import Shape, random_scenario, to_scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import parse_scenario
 
 
 def node(name: str, cpu: str = "4", pods: str = "10", **labels: str) -> dict[str, Any]:

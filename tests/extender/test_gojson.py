@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kubesched.extender import wire
-from kubesched.extender.gojson import GoJSONError, go_quote, unmarshal
+from kubesched.extender.gojson import GoJSONError, unmarshal
+from kubesched.gocompat.strconv import go_quote
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,9 @@ import pytest
 import yaml
 from extender_helpers import REFERENCE_SERVER
 
+from kubesched.scenario import load_scenario
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 CASES = Path(__file__).resolve().parents[1] / "conformance" / "cases" / "extender"
 

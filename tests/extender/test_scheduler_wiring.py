@@ -7,9 +7,9 @@ from pathlib import Path
 import yaml
 from extender_helpers import node_manifest
 
+from kubesched.scenario import load_scenario
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 
 def _run(tmp_path: Path, extenders: list[dict]) -> dict:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.scenario import Manifest, Scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import Manifest, Scenario
 from kubesched.testing import make_node, make_pod, placements, simulate
 
 TWO_PROFILES: dict[str, Any] = {

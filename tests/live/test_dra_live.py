@@ -333,8 +333,8 @@ def test_pod_sharing_a_claim_prebind_just_allocated_only_adds_its_reservation() 
 
 def _embedded_message(scenario: str, *pods: dict[str, Any]) -> str:
     """The last pod's FailedScheduling message in a simulation of the same cluster (sequential)."""
+    from kubesched.scenario import parse_scenario
     from kubesched.simulate.runner import Simulation
-    from kubesched.simulate.scenario import parse_scenario
 
     head = {
         "kind": "Scenario",
@@ -490,9 +490,9 @@ def test_run_schedules_pods_whose_claims_serve_makes_from_a_template(cluster: Cl
 
 def _served(text: str) -> Any:
     """A served cluster loaded from `text` as `kubesched serve` loads its scenario, controllers caught up."""
+    from kubesched.scenario import parse_scenario
     from kubesched.serve.cluster import ServedCluster
     from kubesched.serve.server import load_cluster
-    from kubesched.simulate.scenario import parse_scenario
 
     c = ServedCluster()
     load_cluster(c, parse_scenario(text, "test"))

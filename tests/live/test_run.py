@@ -30,8 +30,8 @@ def embedded_message(nodes: str, pod: dict) -> str:
     """What the embedded cluster's scheduler says about the pod: live mode must say the same."""
     import yaml
 
+    from kubesched.scenario import parse_scenario
     from kubesched.simulate.runner import Simulation
-    from kubesched.simulate.scenario import parse_scenario
 
     profile = {
         "kind": "Scenario",

@@ -16,12 +16,12 @@ import pytest
 from aiohttp import web
 from tests.live.conftest import Api, make_pod, nodes_yaml
 
+from kubesched.scenario import parse_scenario
 from kubesched.serve import api as api_module
 from kubesched.serve.api import ApiServer
 from kubesched.serve.body import MAX_BODY_BYTES, MAX_DEPTH
 from kubesched.serve.cluster import ServedCluster
 from kubesched.serve.server import load_cluster
-from kubesched.simulate.scenario import parse_scenario
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 PODS = "/api/v1/namespaces/default/pods"

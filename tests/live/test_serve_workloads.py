@@ -9,9 +9,9 @@ import msgspec
 import yaml
 
 from kubesched.api.decode import decode
+from kubesched.scenario import parse_scenario
 from kubesched.serve.cluster import ServedCluster
 from kubesched.serve.server import load_cluster
-from kubesched.simulate.scenario import parse_scenario
 
 NODE = {
     "apiVersion": "v1",

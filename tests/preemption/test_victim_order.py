@@ -20,8 +20,8 @@ import pytest
 
 from kubesched.api.gosort import sort_slice
 from kubesched.framework.types import PodInfo
+from kubesched.scenario import load_scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 CASES = sorted((Path(__file__).parent / "victim_order").glob("*.yaml"))
 

@@ -205,7 +205,7 @@ def test_distribution_of_nothing_and_time_weighted_mean() -> None:
 
 
 def test_cluster_file_pods_can_be_preempted_and_are_counted_apart(run_replay: Runner) -> None:
-    from kubesched.report.table import summary_rows
+    from kubesched.replay.report.table import summary_rows
 
     running = template("old", "3").replace("spec:", "spec:\n  nodeName: n1\n  priorityClassName: low")
     cluster = priority_class("low", 10) + priority_class("high", 1000) + node("n1") + running + template("new", "2")

@@ -10,7 +10,7 @@ from replay_helpers import node, priority_class, template
 from kubesched.cli import main
 from kubesched.errors import InputError
 from kubesched.replay import Templates, load_inputs, parse_trace
-from kubesched.simulate.scenario import parse_scenario
+from kubesched.scenario import parse_scenario
 
 CLUSTER = priority_class("low", 10) + node("n1") + template("web", "500m") + template("job", "1")
 

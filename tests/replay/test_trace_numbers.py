@@ -11,7 +11,7 @@ from replay_helpers import node, template
 from kubesched.cli import main
 from kubesched.errors import InputError
 from kubesched.replay import Templates, parse_trace
-from kubesched.simulate.scenario import parse_scenario
+from kubesched.scenario import parse_scenario
 
 CLUSTER = node("n1") + template("web", "500m")
 CSV_HEAD = "time,name,template,duration\n0,first,web,\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kubesched.scenario import load_scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster.yaml"
 

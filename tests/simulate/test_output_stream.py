@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from kubesched.cli import main
+from kubesched.scenario import load_scenario, parse_scenario
 from kubesched.simulate import output
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "conformance" / "cases"

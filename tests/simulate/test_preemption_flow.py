@@ -13,9 +13,9 @@ from typing import Any
 import yaml
 
 from kubesched.api.resources import parse_resource_list
+from kubesched.scenario import parse_scenario
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import parse_scenario
 
 
 def _node(name: str, cpu: str = "4", memory: str = "8Gi") -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.simulate.scenario import Manifest, Scenario, parse_scenario
+from kubesched.scenario import Manifest, Scenario, parse_scenario
 
 
 def node(name: str, cpu: str = "4", labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.scenario import load_scenario
 from kubesched.simulate.output import to_dict
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 CASES = sorted((Path(__file__).parent / "oracle").glob("*.yaml"))
 

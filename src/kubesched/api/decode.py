@@ -26,6 +26,7 @@ from kubesched.api.core import (
 )
 from kubesched.api.meta import K8sStruct
 from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from kubesched.api.scheduling import PodDisruptionBudget, PriorityClass
 from kubesched.api.storage import CSIDriver, CSINode, CSIStorageCapacity, StorageClass, VolumeAttachment
 
@@ -50,6 +51,10 @@ KINDS: dict[str, type[Any]] = {
     "CSIDriver": CSIDriver,
     "CSIStorageCapacity": CSIStorageCapacity,
     "VolumeAttachment": VolumeAttachment,
+    "DeviceClass": DeviceClass,
+    "ResourceClaim": ResourceClaim,
+    "ResourceClaimTemplate": ResourceClaimTemplate,
+    "ResourceSlice": ResourceSlice,
 }
 
 NAMESPACED = {
@@ -71,7 +76,7 @@ NAMESPACED = {
 
 
 def register_kind(kind: str, struct: type[Any], namespaced: bool) -> None:
-    """Let another module (e.g. DRA objects) teach the decoder a kind."""
+    """Teach the decoder a kind the API types above do not have (an out-of-tree plugin's, e.g. PodGroup)."""
     KINDS[kind] = struct
     if namespaced:
         NAMESPACED.add(kind)
@@ -369,7 +374,3 @@ def decode_json_list(kind: str, data: bytes) -> DecodedList | None:
     if not all(_trusted(kind, obj) for obj in doc.items):
         return None
     return DecodedList(doc.items, doc.metadata.resource_version, doc.metadata.continue_)
-
-
-# resource.k8s.io kinds register themselves on import.
-import kubesched.api.resource  # noqa: E402, F401

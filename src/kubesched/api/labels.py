@@ -11,11 +11,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kubesched.api.strconv import parse_int64
-from kubesched.config.errors import aggregate_message
-from kubesched.config.field import FieldError, GoJSON, child, index, invalid, key, not_supported, to_aggregate
-from kubesched.config.gofmt import go_quote
-from kubesched.config.names import is_qualified_name, is_valid_label_value
+from kubesched.gocompat.field import (
+    FieldError,
+    GoJSON,
+    aggregate_message,
+    child,
+    index,
+    invalid,
+    key,
+    not_supported,
+    to_aggregate,
+)
+from kubesched.gocompat.names import is_qualified_name, is_valid_label_value
+from kubesched.gocompat.strconv import go_quote, parse_int64
 
 if TYPE_CHECKING:
     from kubesched.api.core import NodeSelector, NodeSelectorTerm

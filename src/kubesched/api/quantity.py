@@ -30,7 +30,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from kubesched.api.int64 import MAX_INT64, MIN_INT64, wrap
-from kubesched.api.strconv import parse_int64
+from kubesched.gocompat.strconv import parse_int64
 
 DECIMAL_SI = "DecimalSI"
 BINARY_SI = "BinarySI"

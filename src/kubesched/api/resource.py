@@ -15,7 +15,6 @@ from typing import Any
 import msgspec
 
 from kubesched.api.core import NodeSelector
-from kubesched.api.decode import register_kind
 from kubesched.api.meta import K8sStruct, ObjectMeta
 
 ALLOCATION_MODE_EXACT_COUNT = "ExactCount"
@@ -273,9 +272,3 @@ class ResourceSliceSpec(K8sStruct):
 class ResourceSlice(K8sStruct):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: ResourceSliceSpec = msgspec.field(default_factory=ResourceSliceSpec)
-
-
-register_kind("DeviceClass", DeviceClass, namespaced=False)
-register_kind("ResourceClaim", ResourceClaim, namespaced=True)
-register_kind("ResourceClaimTemplate", ResourceClaimTemplate, namespaced=True)
-register_kind("ResourceSlice", ResourceSlice, namespaced=False)

@@ -18,10 +18,10 @@ from kubesched.config.convert import to_internal
 from kubesched.config.decode import decode_mapping, decode_text
 from kubesched.config.defaults import DEFAULT_MULTI_POINT, default_configuration, set_defaults
 from kubesched.config.encode import encode_defaulted
-from kubesched.config.errors import ConfigError, aggregate_message
-from kubesched.config.gofmt import DurationError, format_duration, format_seconds, parse_duration
+from kubesched.config.errors import ConfigError
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.config.validation import validate_kube_scheduler_configuration
+from kubesched.gocompat.field import aggregate_message
 
 # The in-tree plugins of v1.34's registry (pkg/scheduler/framework/plugins/registry.go).
 KNOWN_PLUGINS: tuple[str, ...] = (
@@ -51,16 +51,11 @@ __all__ = [
     "DEFAULT_MULTI_POINT",
     "KNOWN_PLUGINS",
     "ConfigError",
-    "DurationError",
-    "aggregate_message",
     "default_configuration",
     "encode_defaulted",
-    "format_duration",
-    "format_seconds",
     "load_config",
     "load_config_file",
     "load_config_mapping",
-    "parse_duration",
     "validate_kube_scheduler_configuration",
     "validate_node_resources_fit_args",
 ]

@@ -12,7 +12,6 @@ import msgspec
 
 from kubesched.api.core import NodeAffinity
 from kubesched.api.meta import LabelSelector
-from kubesched.config.gofmt import format_duration, seconds_to_ns
 from kubesched.config.types import (
     API_VERSION,
     DefaultPreemptionArgs,
@@ -29,6 +28,7 @@ from kubesched.config.types import (
     UtilizationShapePoint,
     VolumeBindingArgs,
 )
+from kubesched.gocompat.duration import format_duration, seconds_to_ns
 
 # The plugins whose args kube-scheduler decodes into a typed object ("<Name>Args" kinds).
 ARGS_PLUGINS = (

@@ -24,7 +24,6 @@ from typing import Any
 import yaml
 
 from kubesched.config.errors import ConfigError
-from kubesched.config.gofmt import innermost_open_bracket
 from kubesched.config.schema import (
     ARGS_KINDS,
     KUBE_SCHEDULER_CONFIGURATION,
@@ -35,6 +34,7 @@ from kubesched.config.schema import (
 )
 from kubesched.config.types import API_VERSION, KIND
 from kubesched.config.yamljson import YAMLError, yaml_to_json
+from kubesched.gocompat.jsonenc import innermost_open_bracket
 
 GROUP = "kubescheduler.config.k8s.io"
 SCHEME = "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:29"

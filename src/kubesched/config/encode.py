@@ -12,9 +12,10 @@ from typing import Any
 
 from kubesched.config.args import args_to_v1
 from kubesched.config.convert import _EP_ATTR
-from kubesched.config.gofmt import format_seconds, go_float_literal
 from kubesched.config.schema import EXTENSION_POINTS_V1
 from kubesched.config.types import API_VERSION, KIND, Extender, KubeSchedulerConfiguration, PluginSet, Profile
+from kubesched.gocompat.duration import format_seconds
+from kubesched.gocompat.jsonenc import go_float_literal
 
 
 def _float32(x: float) -> int | float:

@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
+from kubesched.gocompat.field import aggregate_message
+
 STAGES = ("decode", "validate", "framework")
-
-
-def aggregate_message(errors: list[str]) -> str:
-    """utilerrors.Aggregate.Error(): one error as is, several as "[e1, e2]" (repeats dropped)."""
-    seen: list[str] = []
-    for e in errors:
-        if e not in seen:
-            seen.append(e)
-    if not seen:
-        return ""
-    if len(seen) == 1:
-        return seen[0]
-    return "[" + ", ".join(seen) + "]"
 
 
 class ConfigError(Exception):

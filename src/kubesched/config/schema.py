@@ -15,8 +15,9 @@ import binascii
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.strconv import parse_int64
-from kubesched.config.gofmt import DurationError, go_float_literal, go_quote, parse_duration
+from kubesched.gocompat.duration import DurationError, parse_duration
+from kubesched.gocompat.jsonenc import go_float_literal
+from kubesched.gocompat.strconv import go_quote, parse_int64
 
 
 @dataclass(frozen=True)

@@ -11,21 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kubesched.config.field import (
-    PATH_VALUE,
-    FieldError,
-    GoJSON,
-    child,
-    duplicate,
-    forbidden,
-    index,
-    invalid,
-    not_supported,
-    required,
-    to_aggregate,
-)
-from kubesched.config.gofmt import format_seconds
-from kubesched.config.names import is_extended_resource_name, is_qualified_name
 from kubesched.config.types import (
     API_VERSION,
     ClientConnection,
@@ -45,6 +30,21 @@ from kubesched.config.types import (
     UtilizationShapePoint,
     VolumeBindingArgs,
 )
+from kubesched.gocompat.duration import format_seconds
+from kubesched.gocompat.field import (
+    PATH_VALUE,
+    FieldError,
+    GoJSON,
+    child,
+    duplicate,
+    forbidden,
+    index,
+    invalid,
+    not_supported,
+    required,
+    to_aggregate,
+)
+from kubesched.gocompat.names import is_extended_resource_name, is_qualified_name
 
 # Plugins removed from v1 ("v1" below is what upstream prints: it formats k8s.io/api/core/v1's group version).
 INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")

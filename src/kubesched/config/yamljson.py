@@ -166,7 +166,8 @@ def _key_of(v: Any) -> tuple[str, Any]:
 
 def _go_key_repr(v: Any) -> str:
     """%#v of a decoded map key."""
-    from kubesched.config.gofmt import go_format_float_v, go_quote
+    from kubesched.gocompat.fmt import go_format_float_v
+    from kubesched.gocompat.strconv import go_quote
 
     if v is None:
         return "interface {}(nil)"
@@ -192,7 +193,7 @@ def _json_key(v: Any) -> str:
             return ".nan"
         if math.isinf(v):
             return ".inf" if v > 0 else "-.inf"
-        from kubesched.config.gofmt import go_format_float_v
+        from kubesched.gocompat.fmt import go_format_float_v
 
         return go_format_float_v(v)
     raise YAMLError(f"unsupported map key of type: %!s(<nil>), key: <nil>, value: {v!r}")

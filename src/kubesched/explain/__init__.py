@@ -15,8 +15,8 @@ from kubesched.explain.analyze import Analyzer
 from kubesched.explain.claims import ClaimOnNode, devices_of
 from kubesched.explain.model import Capture, Explanation, NodeScore, Outcome, Winner
 from kubesched.progress import SILENT, Progress
+from kubesched.scenario import Manifest, Scenario
 from kubesched.simulate.attempts import Attempt
-from kubesched.simulate.scenario import Manifest, Scenario
 
 __all__ = ["Explanation", "explain", "resolve_pod", "workload_pods"]
 

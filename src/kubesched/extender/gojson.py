@@ -21,7 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.config.gofmt import innermost_open_bracket
+from kubesched.gocompat.jsonenc import innermost_open_bracket
+from kubesched.gocompat.strconv import go_quote
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -141,31 +142,6 @@ def quote_char(c: str) -> str:
     if c == '"':
         return "'\"'"
     return "'" + go_quote(c)[1:-1] + "'"
-
-
-_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-
-
-def go_quote(s: str) -> str:
-    """strconv.Quote (%q) for the texts that reach messages: URLs, status lines."""
-    out = ['"']
-    for ch in s:
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch == "\ufffd":
-            out.append("\\ufffd")
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
 
 
 # ---------------------------------------------------------------- types

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 from kubesched.config.types import Extender
-from kubesched.extender.gojson import go_quote
+from kubesched.gocompat.strconv import go_quote
 
 DEFAULT_TIMEOUT = 5.0  # DefaultExtenderTimeout
 _AWAITING_HEADERS = " (Client.Timeout exceeded while awaiting headers)"

@@ -19,8 +19,8 @@ from kubesched.api.labels import (
     Selector,
     field_matches,
 )
-from kubesched.api.strconv import parse_int64
 from kubesched.framework.snapshot import Snapshot
+from kubesched.gocompat.strconv import parse_int64
 
 
 class LabelIndex:

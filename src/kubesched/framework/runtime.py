@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.config.gofmt import go_quote
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
@@ -54,6 +53,7 @@ from kubesched.framework.pod_sums import FILTER_VERDICTS_KEY, ExtraSums, ge_prio
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.framework.waiting_pods import WaitingPod, WaitingPods
+from kubesched.gocompat.strconv import go_quote
 
 if TYPE_CHECKING:
     from kubesched.framework.snapshot import Snapshot

@@ -7,9 +7,9 @@ one timer runs out. Times are on the scheduler's clock (virtual in simulations).
 
 from __future__ import annotations
 
-from kubesched.config.gofmt import format_seconds
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
+from kubesched.gocompat.duration import format_seconds
 
 
 class WaitingPod:

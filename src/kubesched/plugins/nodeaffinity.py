@@ -16,7 +16,6 @@ import numpy as np
 from kubesched.api.core import Node, NodeSelector, Pod
 from kubesched.api.core import NodeAffinity as NodeAffinitySpec
 from kubesched.api.labels import NODE_NAME_FIELD, CompiledTerm, NodeSelectorMatcher, Selector, parse_term
-from kubesched.config.errors import aggregate_message
 from kubesched.config.types import NodeAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
@@ -34,6 +33,7 @@ from kubesched.framework.label_index import node_selector_mask, selector_mask, t
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.gocompat.field import aggregate_message
 from kubesched.plugins import names
 from kubesched.plugins.helper import default_normalize_score
 

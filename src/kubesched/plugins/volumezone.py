@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.core import PersistentVolume, Pod
-from kubesched.config.gofmt import go_quote
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched.framework.interface import (
@@ -27,6 +26,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.gocompat.strconv import go_quote
 from kubesched.plugins import names
 from kubesched.plugins.volumebinding.pv_util import (
     GR_PV,

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 
 from kubesched.cluster.clock import EPOCH
-from kubesched.config.gofmt import parse_duration
+from kubesched.gocompat.duration import parse_duration
 
 _NANOS = 1_000_000_000
 

@@ -48,8 +48,8 @@ from kubesched.replay.metrics import (
     resource_axes,
 )
 from kubesched.replay.trace import CronRun, JobRun, Trace, TraceEntry
+from kubesched.scenario import Scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import Scenario
 
 Progress = Callable[[int, int], None]
 

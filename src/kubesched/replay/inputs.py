@@ -8,7 +8,7 @@ from typing import Any
 from kubesched.api.intake import FieldValidation
 from kubesched.errors import InputError
 from kubesched.replay.trace import CronTemplate, JobTemplate, Templates, Trace, TraceEntry, load_trace
-from kubesched.simulate.scenario import Manifest, Scenario, load_scenario
+from kubesched.scenario import Manifest, Scenario, load_scenario
 
 
 def load_templates_file(

@@ -42,7 +42,7 @@ from kubesched.api.scheduling import SYSTEM_PRIORITY_CLASSES
 from kubesched.cluster.clock import EPOCH, MAX_SECONDS
 from kubesched.errors import InputError
 from kubesched.replay.cron import schedule
-from kubesched.simulate.scenario import Manifest
+from kubesched.scenario import Manifest
 
 FIELDS = ("time", "name", "template", "spec", "priorityClass", "duration")
 REQUIRED = ("time", "name")

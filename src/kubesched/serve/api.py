@@ -27,7 +27,7 @@ from kubesched.api.decode import KINDS
 from kubesched.api.intake import FieldValidation, IntakeError, admit
 from kubesched.cluster.admission import AdmissionError
 from kubesched.cluster.store import Conflict, NotFound
-from kubesched.config.gofmt import go_quote
+from kubesched.gocompat.strconv import go_quote
 from kubesched.live.resources import Resource
 from kubesched.serve import body as bodies
 from kubesched.serve import discovery, tables

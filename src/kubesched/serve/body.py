@@ -27,9 +27,10 @@ import orjson
 import yaml
 from aiohttp import web
 
-from kubesched.config.gofmt import go_format_float_v, go_quote
+from kubesched.gocompat.fmt import go_format_float_v
+from kubesched.gocompat.strconv import go_quote
+from kubesched.scenario import yamlstream
 from kubesched.serve.status import ApiError
-from kubesched.simulate import yamlstream
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 # orjson writes at most 254 levels; an answer wraps an object in at most 5 more (a watch event of a Table).

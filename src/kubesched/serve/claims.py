@@ -40,8 +40,8 @@ from kubesched.api.core import Pod, PodResourceClaimStatus
 from kubesched.api.resource import FINALIZER, POD_CLAIM_NAME_ANNOTATION, ResourceClaim
 from kubesched.cluster.client import EmbeddedClient
 from kubesched.cluster.store import ADDED, DELETED, Conflict, NotFound, object_key
-from kubesched.plugins.dynamicresources.controller import claims_for_pod, generate_name
 from kubesched.serve.storage import ServedStore
+from kubesched.workloads.resourceclaim import claims_for_pod, generate_name
 
 # The API server's generateName alphabet (k8s.io/apimachinery/pkg/util/rand): no vowels, no look-alikes.
 SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

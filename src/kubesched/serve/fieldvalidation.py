@@ -19,7 +19,9 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.config.gofmt import go_format_float_v, go_json, go_quote
+from kubesched.gocompat.fmt import go_format_float_v
+from kubesched.gocompat.jsonenc import go_json
+from kubesched.gocompat.strconv import go_quote
 from kubesched.serve.body import Body, duplicate_field
 from kubesched.serve.status import ApiError
 

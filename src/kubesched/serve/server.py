@@ -155,7 +155,7 @@ async def _main(
 
 def serve(args: argparse.Namespace) -> int:
     from kubesched.cliargs import check_output
-    from kubesched.simulate.scenario import load_scenario
+    from kubesched.scenario import load_scenario
 
     # Flags first: a bad certificate or output path is reported before the scenario loads, not after it.
     tls = tls_context(args.tls_cert_file, args.tls_private_key_file)

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.simulate.scenario import Scenario, parse_scenario
+from kubesched.scenario import Scenario, parse_scenario
 
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"

@@ -27,9 +27,9 @@ from kubesched.framework.profile import FrameworkError
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.registry import Registry
 from kubesched.progress import SILENT, Progress, Stage
+from kubesched.scenario import Manifest, Scenario
 from kubesched.scheduler import Scheduler
 from kubesched.simulate.attempts import Attempt, AttemptRecorder, ScoreSpool
-from kubesched.simulate.scenario import Manifest, Scenario
 
 # A run that keeps scheduling at one instant beyond this many attempts (and per pod) is a livelock.
 STALL_ATTEMPTS_MIN = 2_000
@@ -161,7 +161,7 @@ class Simulation:
         """The resourceclaim controller's part: a claim per template entry, made before the pod arrives."""
         import msgspec
 
-        from kubesched.plugins.dynamicresources.controller import claims_for_pod
+        from kubesched.workloads.resourceclaim import claims_for_pod
 
         ns = pod.metadata.namespace or "default"
         if not pod.metadata.uid:
@@ -317,7 +317,7 @@ class Simulation:
         """What the results report besides the pods (the claims' allocations)."""
         store = self.cluster.store
         if store.count("ResourceClaim"):
-            from kubesched.plugins.dynamicresources.report import claims_report
+            from kubesched.simulate.claims import claims_report
 
             claims = claims_report(store.list("ResourceClaim"))
             if claims:

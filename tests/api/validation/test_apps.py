@@ -18,7 +18,7 @@ from kubesched.api import apps
 from kubesched.api.decode import KINDS, NAMESPACED, DecodeError, decode
 from kubesched.api.intake import IntakeError, admit
 from kubesched.api.validation import validate, validated_kinds
-from kubesched.config.field import to_aggregate
+from kubesched.gocompat.field import to_aggregate
 
 OPENAPI = Path(__file__).parents[3] / "src" / "kubesched" / "api" / "openapi-v1.34.1.json"
 

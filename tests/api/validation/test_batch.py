@@ -27,7 +27,7 @@ from kubesched.api.validation.batch import (
     defaulted_job,
     parse_cron_standard,
 )
-from kubesched.config.field import to_aggregate
+from kubesched.gocompat.field import to_aggregate
 
 OPENAPI = Path(__file__).parents[3] / "src" / "kubesched" / "api" / "openapi-v1.34.1.json"
 

@@ -18,7 +18,7 @@ from kubesched.api.scheduling import PriorityClass
 from kubesched.api.validation import validate, validated_kinds
 from kubesched.api.validation.apps import statefulset_template_spec
 from kubesched.api.validation.scheduling import check_global_default
-from kubesched.config.names import is_dns1123_label
+from kubesched.gocompat.names import is_dns1123_label
 
 CORPUS = Path(__file__).parent / "corpus" / "core"
 EXPECTED: dict[str, dict[str, str]] = json.loads((CORPUS / "expected.json").read_text())

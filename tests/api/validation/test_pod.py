@@ -17,9 +17,9 @@ from kubesched.api.core import PodSpec
 from kubesched.api.decode import KINDS, decode
 from kubesched.api.validation import validate, validated_kinds
 from kubesched.api.validation.pod import validate_pod_spec
-from kubesched.config.field import FieldError, to_aggregate
-from kubesched.simulate.scenario import object_ref
-from kubesched.simulate.yamlstream import Flagged, iter_documents
+from kubesched.gocompat.field import FieldError, to_aggregate
+from kubesched.scenario import object_ref
+from kubesched.scenario.yamlstream import Flagged, iter_documents
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus" / "pod"

@@ -18,7 +18,7 @@ from kubesched.api.decode import NAMESPACED, decode
 from kubesched.api.quantity import parse_resource_quantity
 from kubesched.api.validation import validate
 from kubesched.api.validation.resource import cel_compile_error
-from kubesched.config.field import to_aggregate
+from kubesched.gocompat.field import to_aggregate
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = Path(__file__).parent / "corpus" / "storage"

@@ -19,13 +19,13 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import QueueingHint
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
+from kubesched.gocompat.gomath import go_round
 from kubesched.plugins.noderesources.fit import Fit
 from kubesched.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
     BrokenLinear,
     ResourceAllocationScorer,
     go_div,
-    go_round,
 )
 from kubesched.testing import Env, make_node, make_pod
 

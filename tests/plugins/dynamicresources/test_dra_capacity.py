@@ -12,7 +12,7 @@ from dra_helpers import DRIVER, doc_claim, doc_class, doc_node, doc_pod, doc_sli
 
 from kubesched.capacity import FAILED_SCHEDULING, LIMIT_REACHED, CapacityResult, capacity
 from kubesched.cli import main
-from kubesched.simulate.scenario import parse_scenario
+from kubesched.scenario import parse_scenario
 
 A100 = f'device.attributes["{DRIVER}"].model == "a100"'
 

@@ -46,9 +46,9 @@ from kubesched.plugins.dynamicresources.allocator import (
     diagnose,
 )
 from kubesched.plugins.dynamicresources.pools import SliceIndex
-from kubesched.plugins.dynamicresources.report import claims_report
+from kubesched.scenario import parse_scenario
+from kubesched.simulate.claims import claims_report
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import parse_scenario
 from kubesched.testing import make_node
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -217,7 +217,7 @@ def _dra_scenarios() -> list[Path]:
 
 @pytest.mark.parametrize("path", _dra_scenarios(), ids=lambda p: "examples-dra" if "examples" in p.parts else p.stem)
 def test_looking_changes_nothing_and_agrees_with_what_prebind_wrote(path: Path) -> None:
-    from kubesched.simulate.scenario import load_scenario
+    from kubesched.scenario import load_scenario
 
     scenario = load_scenario(str(path))
     sim = Simulation(scenario)

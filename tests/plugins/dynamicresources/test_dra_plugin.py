@@ -22,10 +22,10 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, QueueingHint, Resource
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.plugins.dynamicresources.controller import claims_for_pod, generate_name
 from kubesched.plugins.dynamicresources.manager import EXTRA_KEY, DRAManager
-from kubesched.plugins.dynamicresources.report import claims_report
+from kubesched.simulate.claims import claims_report
 from kubesched.testing import make_pod
+from kubesched.workloads.resourceclaim import claims_for_pod, generate_name
 
 UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 

@@ -13,9 +13,9 @@ import yaml
 from dra_helpers import DRIVER, gpu
 
 import kubesched.api.resource  # noqa: F401
-from kubesched.plugins.dynamicresources.report import claims_report
+from kubesched.scenario import parse_scenario
 from kubesched.simulate import runner
-from kubesched.simulate.scenario import parse_scenario
+from kubesched.simulate.claims import claims_report
 
 
 def _node(name: str, cpu: str = "16") -> dict[str, Any]:

@@ -12,8 +12,8 @@ from kubesched.api.decode import decode
 from kubesched.config.types import PodTopologySpreadArgs, TopologySpreadConstraintArg
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
+from kubesched.gocompat.gomath import go_log, go_round, go_round_array
 from kubesched.plugins.podtopologyspread.plugin import PodTopologySpread
-from kubesched.plugins.topology import go_log, go_round, go_round_array
 from kubesched.testing import Env, make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"

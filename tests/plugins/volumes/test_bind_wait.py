@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from tests.oracle_cases import assert_as_upstream
 
+from kubesched.scenario import load_scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario
 
 CASES = sorted((Path(__file__).parent / "bind_wait").glob("*.yaml"))
 

@@ -34,7 +34,6 @@ from kubesched.api.core import (
 )
 from kubesched.api.labels import SelectorError, label_selector
 from kubesched.api.meta import LabelSelector
-from kubesched.api.validation import validator
 from kubesched.api.validation.core import (
     selector_mismatch,
     validate_nonnegative,
@@ -48,9 +47,10 @@ from kubesched.api.validation.meta import (
     validate_object_meta,
 )
 from kubesched.api.validation.pod import validate_template_pod
+from kubesched.api.validation.registry import validator
 from kubesched.api.validation.volumes import validate_persistent_volume_claim_spec
-from kubesched.config.field import FieldError, GoJSON, child, forbidden, invalid, not_supported, required
-from kubesched.config.names import regex_error
+from kubesched.gocompat.field import FieldError, GoJSON, child, forbidden, invalid, not_supported, required
+from kubesched.gocompat.names import regex_error
 
 
 def selector_value(sel: LabelSelector) -> GoJSON:

@@ -40,7 +40,6 @@ from kubesched.api.batch import (
 from kubesched.api.core import PodTemplateSpec
 from kubesched.api.labels import SelectorError, label_selector
 from kubesched.api.meta import LabelSelector, ObjectMeta
-from kubesched.api.validation import validator
 from kubesched.api.validation.apps import selector_value
 from kubesched.api.validation.core import (
     labels_value,
@@ -54,7 +53,9 @@ from kubesched.api.validation.meta import (
     validate_object_meta,
 )
 from kubesched.api.validation.pod import validate_template_pod
-from kubesched.config.field import (
+from kubesched.api.validation.registry import validator
+from kubesched.gocompat.duration import DurationError, parse_duration
+from kubesched.gocompat.field import (
     DUPLICATE,
     INVALID,
     FieldError,
@@ -68,8 +69,8 @@ from kubesched.config.field import (
     too_long,
     too_many,
 )
-from kubesched.config.gofmt import DurationError, go_quote, parse_duration
-from kubesched.config.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, regex_error
+from kubesched.gocompat.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, regex_error
+from kubesched.gocompat.strconv import go_quote
 
 # Labels of the generated selector (pkg/apis/batch/types.go).
 LEGACY_CONTROLLER_UID_LABEL = "controller-uid"

@@ -32,7 +32,6 @@ from kubesched.api.core import (
 )
 from kubesched.api.meta import ObjectMeta
 from kubesched.api.quantity import milli_value, parse_quantity, parse_resource_quantity, shown
-from kubesched.api.validation import validator
 from kubesched.api.validation.meta import (
     KUBE_FINALIZER_ERROR,
     is_kube_finalizer_name,
@@ -46,7 +45,8 @@ from kubesched.api.validation.meta import (
 )
 from kubesched.api.validation.pod import validate_template_pod
 from kubesched.api.validation.pod_resources import is_integer_resource
-from kubesched.config.field import (
+from kubesched.api.validation.registry import validator
+from kubesched.gocompat.field import (
     DUPLICATE,
     FieldError,
     GoJSON,
@@ -57,12 +57,7 @@ from kubesched.config.field import (
     not_supported,
     required,
 )
-from kubesched.config.names import (
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    is_qualified_name,
-    is_valid_label_value,
-)
+from kubesched.gocompat.names import is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value
 
 NEGATIVE_ERROR = "must be greater than or equal to 0"
 

@@ -10,17 +10,8 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from kubesched.api.meta import LabelSelector, ObjectMeta, OwnerReference
-from kubesched.config.field import (
-    FieldError,
-    GoJSON,
-    child,
-    forbidden,
-    index,
-    invalid,
-    required,
-    too_long,
-)
-from kubesched.config.names import (
+from kubesched.gocompat.field import FieldError, GoJSON, child, forbidden, index, invalid, required, too_long
+from kubesched.gocompat.names import (
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubesched.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 from kubesched.api.validation.meta import name_is_dns_subdomain, validate_label_name, validate_label_value
-from kubesched.config.field import FieldError, child, forbidden, index, invalid, required
+from kubesched.gocompat.field import FieldError, child, forbidden, index, invalid, required
 
 
 def validate_node_selector_requirement(

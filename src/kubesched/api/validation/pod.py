@@ -21,7 +21,6 @@ import msgspec
 
 from kubesched.api.core import Pod, PodSpec
 from kubesched.api.meta import ObjectMeta
-from kubesched.api.validation import validator
 from kubesched.api.validation.meta import name_is_dns_subdomain, validate_labels, validate_object_meta
 from kubesched.api.validation.pod_containers import (
     validate_containers,
@@ -42,7 +41,8 @@ from kubesched.api.validation.pod_scheduling import (
     validate_topology_spread,
 )
 from kubesched.api.validation.pod_volumes import validate_volumes
-from kubesched.config.field import FieldError, forbidden, invalid, key, not_supported, required
+from kubesched.api.validation.registry import validator
+from kubesched.gocompat.field import FieldError, forbidden, invalid, key, not_supported, required
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"

@@ -16,8 +16,8 @@ from functools import lru_cache
 from kubesched.api.core import Container, ContainerPort
 from kubesched.api.validation.meta import name_is_dns_label
 from kubesched.api.validation.pod_resources import validate_container_resources
-from kubesched.config.field import FieldError, duplicate, index, invalid, not_supported, required
-from kubesched.config.names import max_len_error
+from kubesched.gocompat.field import FieldError, duplicate, index, invalid, not_supported, required
+from kubesched.gocompat.names import max_len_error
 
 _PROTOCOLS = ("SCTP", "TCP", "UDP")  # sets.List(supportedPortProtocols)
 _PORT_RANGE = "must be between 1 and 65535, inclusive"

@@ -40,7 +40,7 @@ from kubesched.api.resources import (
     is_supported_pod_level_resource,
 )
 from kubesched.api.validation.meta import name_is_dns_label, name_is_dns_subdomain
-from kubesched.config.field import (
+from kubesched.gocompat.field import (
     FieldError,
     GoJSON,
     duplicate,
@@ -52,7 +52,7 @@ from kubesched.config.field import (
     not_supported,
     required,
 )
-from kubesched.config.names import is_qualified_name
+from kubesched.gocompat.names import is_qualified_name
 
 # helper.standardResources (plus the quota hugepages names): what an unprefixed resource name may be.
 _STANDARD_RESOURCES = frozenset(

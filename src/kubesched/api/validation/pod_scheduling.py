@@ -29,7 +29,7 @@ from kubesched.api.validation.meta import (
     validate_label_value,
 )
 from kubesched.api.validation.node_selector import validate_node_selector, validate_node_selector_term
-from kubesched.config.field import FieldError, duplicate, forbidden, index, invalid, not_supported, required
+from kubesched.gocompat.field import FieldError, duplicate, forbidden, index, invalid, not_supported, required
 
 _WEIGHT_RANGE = "must be in the range 1-100"
 _NOT_POSITIVE = "must be greater than zero"

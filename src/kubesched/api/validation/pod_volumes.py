@@ -31,9 +31,9 @@ from kubesched.api.validation.meta import (
     validate_template_object_meta,
 )
 from kubesched.api.validation.volumes import validate_persistent_volume_claim_spec
-from kubesched.config.field import FieldError, duplicate, forbidden, index, invalid, required, too_long
-from kubesched.config.gofmt import go_quote
-from kubesched.config.names import is_dns1123_subdomain
+from kubesched.gocompat.field import FieldError, duplicate, forbidden, index, invalid, required, too_long
+from kubesched.gocompat.names import is_dns1123_subdomain
+from kubesched.gocompat.strconv import go_quote
 
 _PARTITION_RANGE = "must be between 1 and 255, inclusive"
 _IQN = re.compile(r"iqn\.[0-9]{4}-[0-9]{2}\.([A-Za-z0-9.-]+)(:[^,;*&$|\t\n\f\r ]+)\Z")

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 
 from kubesched.api.scheduling import PodDisruptionBudget, PodDisruptionBudgetSpec
-from kubesched.api.validation import validator
 from kubesched.api.validation.apps import selector_value
 from kubesched.api.validation.core import validate_nonnegative
 from kubesched.api.validation.meta import name_is_path_segment, validate_label_selector, validate_object_meta
-from kubesched.config.field import FieldError, GoJSON, child, invalid, not_supported
-from kubesched.config.names import regex_error
+from kubesched.api.validation.registry import validator
+from kubesched.gocompat.field import FieldError, GoJSON, child, invalid, not_supported
+from kubesched.gocompat.names import regex_error
 
 _PERCENT_FMT = "[0-9]+%"
 _PERCENT = re.compile(_PERCENT_FMT)

@@ -33,7 +33,6 @@ from kubesched.api.resource import (
     ResourceSlice,
     _CountedDeviceRequest,
 )
-from kubesched.api.validation import validator
 from kubesched.api.validation.meta import (
     name_is_dns_label,
     name_is_dns_subdomain,
@@ -43,8 +42,9 @@ from kubesched.api.validation.meta import (
     validate_template_object_meta,
 )
 from kubesched.api.validation.node_selector import validate_node_selector
+from kubesched.api.validation.registry import validator
 from kubesched.api.validation.volumes import validate_csi_driver_name
-from kubesched.config.field import (
+from kubesched.gocompat.field import (
     FieldError,
     GoJSON,
     child,
@@ -57,7 +57,7 @@ from kubesched.config.field import (
     too_long,
     too_many,
 )
-from kubesched.config.names import regex_error
+from kubesched.gocompat.names import regex_error
 
 T = TypeVar("T")
 

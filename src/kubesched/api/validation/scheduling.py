@@ -10,9 +10,9 @@ from kubesched.api.scheduling import (
     SYSTEM_PRIORITY_CLASSES,
     PriorityClass,
 )
-from kubesched.api.validation import validator
 from kubesched.api.validation.meta import name_is_dns_subdomain, validate_object_meta
-from kubesched.config.field import FieldError, forbidden, not_supported, required
+from kubesched.api.validation.registry import validator
+from kubesched.gocompat.field import FieldError, forbidden, not_supported, required
 
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
 PREEMPTION_POLICIES = ["PreemptLowerPriority", "Never"]

@@ -19,14 +19,14 @@ from kubesched.api.storage import (
     TopologySelectorTerm,
     VolumeAttachment,
 )
-from kubesched.api.validation import validator
 from kubesched.api.validation.meta import name_is_dns_subdomain, validate_label_selector, validate_object_meta
+from kubesched.api.validation.registry import validator
 from kubesched.api.validation.volumes import (
     validate_class_name,
     validate_csi_driver_name,
     validate_persistent_volume_spec,
 )
-from kubesched.config.field import (
+from kubesched.gocompat.field import (
     FieldError,
     child,
     duplicate,
@@ -37,7 +37,7 @@ from kubesched.config.field import (
     required,
     too_long,
 )
-from kubesched.config.names import is_qualified_name
+from kubesched.gocompat.names import is_qualified_name
 
 STORAGE_CLASS_RECLAIM_POLICIES = ["Delete", "Retain"]
 VOLUME_BINDING_MODES = ["Immediate", "WaitForFirstConsumer"]

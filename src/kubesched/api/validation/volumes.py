@@ -22,14 +22,14 @@ from kubesched.api.core import (
     PersistentVolumeSpec,
 )
 from kubesched.api.quantity import QuantityError, parse_quantity, parse_resource_quantity, shown
-from kubesched.api.validation import validator
 from kubesched.api.validation.meta import (
     name_is_dns_subdomain,
     validate_label_selector,
     validate_object_meta,
 )
 from kubesched.api.validation.node_selector import validate_node_selector
-from kubesched.config.field import (
+from kubesched.api.validation.registry import validator
+from kubesched.gocompat.field import (
     FieldError,
     GoJSON,
     child,
@@ -40,7 +40,7 @@ from kubesched.config.field import (
     required,
     too_long,
 )
-from kubesched.config.names import is_dns1123_subdomain
+from kubesched.gocompat.names import is_dns1123_subdomain
 
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 _ACCESS_MODES = frozenset(ACCESS_MODES)

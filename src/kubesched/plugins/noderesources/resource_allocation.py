@@ -30,6 +30,7 @@ from kubesched.config.types import ResourceSpec, UtilizationShapePoint
 from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.framework.snapshot import NARROW, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.gocompat.gomath import go_round, go_round_array
 
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -70,17 +71,6 @@ def float_to_int64_vec(x: np.ndarray) -> np.ndarray:
     if inside.all():
         return x.astype(np.int64)
     return np.where(inside, np.where(inside, x, 0.0).astype(np.int64), MIN_INT64)
-
-
-def go_round(x: float) -> int:
-    """math.Round: half away from zero."""
-    t = math.trunc(x)
-    frac = x - t
-    if frac >= 0.5:
-        return t + 1
-    if frac <= -0.5:
-        return t - 1
-    return t
 
 
 class BrokenLinear:
@@ -239,7 +229,7 @@ class ResourceAllocationScorer:
         if weight_sum == 0:
             return 0
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
-            return go_round(node_score / weight_sum)
+            return int(go_round(node_score / weight_sum))
         return div(node_score, weight_sum)
 
     # ------------------------------------------------------------ vector
@@ -275,9 +265,7 @@ class ResourceAllocationScorer:
             weight_sum += np.where(has, w, 0)
         safe_ws = np.where(weight_sum > 0, weight_sum, 1)
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
-            x = node_score / safe_ws
-            t = np.trunc(x)
-            out = (t + ((x - t) >= 0.5)).astype(np.int64)
+            out = go_round_array(node_score / safe_ws).astype(np.int64)
         else:
             out = go_div_vec(node_score, safe_ws)
         return np.where(weight_sum > 0, out, 0)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.gocompat.gomath import go_log, go_round, go_round_array
 from kubesched.plugins.nodeaffinity import RequiredNodeAffinity
 from kubesched.plugins.podtopologyspread.constraints import (
     LABEL_HOSTNAME,
@@ -28,7 +29,7 @@ from kubesched.plugins.podtopologyspread.constraints import (
     node_labels_match_spread_constraints,
     spread_counts,
 )
-from kubesched.plugins.topology import domains, go_log, go_round, go_round_array, has_node_mask
+from kubesched.plugins.topology import domains, has_node_mask
 
 if TYPE_CHECKING:
     from kubesched.framework.snapshot import Snapshot

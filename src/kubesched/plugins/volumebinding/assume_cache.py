@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.config.gofmt import go_quote
+from kubesched.gocompat.strconv import go_quote
 
 
 class ObjectNotFoundError(LookupError):

@@ -25,7 +25,7 @@ from kubesched.api.core import Node, PersistentVolume, PersistentVolumeClaim, Po
 from kubesched.api.labels import Requirement, Selector, SelectorError, label_selector
 from kubesched.api.quantity import Quantity, QuantityError, parse
 from kubesched.api.storage import CSINode, CSIStorageCapacity, StorageClass, TopologySelectorTerm
-from kubesched.config.gofmt import go_quote
+from kubesched.gocompat.strconv import go_quote
 from kubesched.plugins.volumebinding import csi_translation as trans
 from kubesched.plugins.volumebinding.assume_cache import AssumeCache, ObjectNotFoundError
 from kubesched.plugins.volumebinding.pv_util import (

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubesched.api.core import Pod
-from kubesched.config.gofmt import go_quote
 from kubesched.config.types import VolumeBindingArgs
 from kubesched.framework.cycle_state import BIND_NOT_BEFORE, CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
@@ -31,6 +30,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.gocompat.strconv import go_quote
 from kubesched.plugins import names
 from kubesched.plugins.volumebinding.binder import (
     BinderError,

@@ -23,7 +23,7 @@ from kubesched.api.core import (
 )
 from kubesched.api.labels import NodeSelectorMatcher, Selector, SelectorError, label_selector
 from kubesched.api.quantity import QuantityError, parse, parse_quantity
-from kubesched.config.gofmt import go_quote
+from kubesched.gocompat.strconv import go_quote
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"

@@ -19,99 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.decode import decode
+from kubesched.bench.workloads import WORKLOADS, initial_pod, measured_pod, node
 from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.config import default_configuration
 from kubesched.scheduler import Scheduler
-
-WORKLOADS = ("basic", "podaffinity", "antiaffinity", "spread", "preemption")
-PAUSE = "registry.k8s.io/pause:3.10.1"
-
-
-def _container(cpu: str = "100m", memory: str = "500Mi") -> dict[str, Any]:
-    req = {"cpu": cpu, "memory": memory}
-    return {
-        "name": "pause",
-        "image": PAUSE,
-        "ports": [{"containerPort": 80}],
-        "resources": {"requests": req, "limits": req},
-    }
-
-
-def _node(i: int, workload: str) -> dict[str, Any]:
-    name = f"scheduler-perf-{i}"
-    labels = {"kubernetes.io/hostname": name}
-    if workload == "podaffinity":
-        labels["topology.kubernetes.io/zone"] = "zone1"
-    elif workload == "spread":
-        labels["topology.kubernetes.io/zone"] = f"moon-{i % 3 + 1}"
-    return {
-        "metadata": {"name": name, "labels": labels},
-        "status": {
-            "capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
-
-
-def _affinity_pod(name: str, ns: str, color: str, kind: str, topology: str) -> dict[str, Any]:
-    term = {
-        "labelSelector": {"matchLabels": {"color": color}},
-        "topologyKey": topology,
-        "namespaces": ["sched-1", "sched-0"],
-    }
-    return {
-        "metadata": {"name": name, "namespace": ns, "labels": {"color": color}},
-        "spec": {
-            "containers": [_container()],
-            "affinity": {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
-        },
-    }
-
-
-def initial_pod(workload: str, i: int, nodes: int) -> dict[str, Any]:
-    if workload == "podaffinity":
-        pod = _affinity_pod(f"init-{i}", "sched-0", "blue", "podAffinity", "topology.kubernetes.io/zone")
-    elif workload == "antiaffinity":
-        pod = _affinity_pod(f"init-{i}", "sched-0", "green", "podAntiAffinity", "kubernetes.io/hostname")
-    elif workload == "preemption":
-        pod = {
-            "metadata": {"name": f"init-{i}", "namespace": "default"},
-            "spec": {"containers": [_container(cpu="900m")], "priority": 0, "terminationGracePeriodSeconds": 0},
-        }
-    else:
-        pod = {"metadata": {"name": f"init-{i}", "namespace": "default"}, "spec": {"containers": [_container()]}}
-    node = i // 4 if workload == "preemption" else i % nodes
-    pod["spec"]["nodeName"] = f"scheduler-perf-{node % nodes}"
-    pod["status"] = {"phase": "Running"}
-    return pod
-
-
-def measured_pod(workload: str, i: int) -> dict[str, Any]:
-    if workload == "podaffinity":
-        return _affinity_pod(f"pod-{i}", "sched-1", "blue", "podAffinity", "topology.kubernetes.io/zone")
-    if workload == "antiaffinity":
-        return _affinity_pod(f"pod-{i}", "sched-1", "green", "podAntiAffinity", "kubernetes.io/hostname")
-    if workload == "spread":
-        return {
-            "metadata": {"name": f"pod-{i}", "namespace": "default", "labels": {"color": "blue"}},
-            "spec": {
-                "containers": [_container()],
-                "topologySpreadConstraints": [
-                    {
-                        "maxSkew": 5,
-                        "topologyKey": "topology.kubernetes.io/zone",
-                        "whenUnsatisfiable": "DoNotSchedule",
-                        "labelSelector": {"matchLabels": {"color": "blue"}},
-                    }
-                ],
-            },
-        }
-    if workload == "preemption":
-        return {
-            "metadata": {"name": f"pod-{i}", "namespace": "default"},
-            "spec": {"containers": [_container(cpu="3000m")], "priority": 10},
-        }
-    return {"metadata": {"name": f"pod-{i}", "namespace": "default"}, "spec": {"containers": [_container()]}}
 
 
 @dataclass
@@ -159,7 +70,7 @@ def prepare(workload: str, nodes: int, init_pods: int, seed: int = 0) -> tuple[E
     for ns in ("sched-0", "sched-1"):
         client.ensure_namespace(ns)
     for i in range(nodes):
-        client.create("Node", decode("Node", _node(i, workload)))
+        client.create("Node", decode("Node", node(i, workload)))
     for i in range(init_pods):
         client.create("Pod", decode("Pod", initial_pod(workload, i, nodes)))
     sched = Scheduler(cluster, default_configuration(), clock=cluster.clock.now, seed=seed)

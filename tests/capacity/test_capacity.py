@@ -14,10 +14,10 @@ from tests.terminal import Terminal
 from kubesched.capacity import capacity, load_pod
 from kubesched.cli import main
 from kubesched.errors import InputError
+from kubesched.scenario import load_scenario, parse_scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import load_scenario, parse_scenario
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = ROOT / "examples" / "cluster.yaml"
 POD = ROOT / "examples" / "pod.yaml"
 

@@ -9,7 +9,7 @@ import pytest
 
 from kubesched.errors import InputError
 from kubesched.replay.metrics import HeatMap
-from kubesched.report.data import thin_indices
+from kubesched.replay.report.data import thin_indices
 
 
 @pytest.mark.parametrize(
@@ -39,7 +39,7 @@ def test_heat_map_halves_its_columns_and_keeps_the_end() -> None:
 
 
 def test_report_without_plotly_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kubesched.report import html
+    from kubesched.replay.report import html
 
     monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
     with pytest.raises(InputError) as info:

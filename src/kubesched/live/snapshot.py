@@ -248,7 +248,7 @@ def snapshot(get: Fetch, source: str, warn: Callable[[str], None]) -> list[dict[
     import kubesched.api.resource  # noqa: F401 - registers the DRA kinds with the decoder
     from kubesched.api.decode import KINDS as DECODABLE
     from kubesched.api.decode import DecodeError, decode
-    from kubesched.simulate.scenario import object_ref
+    from kubesched.scenario import object_ref
 
     raw: dict[str, list[dict[str, Any]]] = {}
     for kind, required in KINDS:

@@ -30,8 +30,8 @@ from kubesched.cluster.admission import priority_refusal
 from kubesched.collector import collector_paused
 from kubesched.errors import InputError
 from kubesched.progress import SILENT, Progress
-from kubesched.simulate.jsonstream import JSONStreamError, iter_json_documents, looks_like_json
-from kubesched.simulate.yamlstream import DuplicateKey, Flagged, iter_documents
+from kubesched.scenario.jsonstream import JSONStreamError, iter_json_documents, looks_like_json
+from kubesched.scenario.yamlstream import DuplicateKey, Flagged, iter_documents
 from kubesched.workloads.expand import WORKLOAD_KINDS, children, note, workload_name
 from kubesched.workloads.model import Cluster
 from kubesched.workloads.naming import new_uid

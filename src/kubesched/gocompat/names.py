@@ -1,4 +1,8 @@
-"""Name checks of k8s.io/apimachinery/pkg/util/validation used by the config validators."""
+"""Name checks of k8s.io/apimachinery/pkg/util/validation (and v1helper's resource-name ones), with their messages.
+
+API validation and configuration validation both refuse names as the API server
+does and say why in its words, so the patterns and texts are kept here once.
+"""
 
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ LABEL_VALUE_MAX = 63
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """RegexError: the message, then examples and the pattern, worded as the API server words it."""
     if not examples:
         return msg + " (regex used for validation is '" + fmt + "')"
     msg += " (e.g. "
@@ -53,6 +58,7 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
 
 
 def max_len_error(n: int) -> str:
+    """MaxLenError."""
     return f"must be no more than {n} characters"
 
 
@@ -60,6 +66,7 @@ EMPTY_ERROR = "must be non-empty"
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
+    """IsDNS1123Subdomain: the reasons `value` is not a lowercase RFC 1123 subdomain (empty when it is)."""
     errs = []
     if len(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
@@ -82,6 +89,7 @@ def is_dns1123_label(value: str) -> list[str]:
 
 
 def is_dns1035_label(value: str) -> list[str]:
+    """IsDNS1035Label: as a DNS-1123 label, but starting with a letter."""
     errs = []
     if len(value) > DNS1123_LABEL_MAX:
         errs.append(max_len_error(DNS1123_LABEL_MAX))
@@ -118,6 +126,7 @@ def is_qualified_name(value: str) -> list[str]:
 
 
 def is_valid_label_value(value: str) -> list[str]:
+    """IsValidLabelValue: empty, or a name part of at most 63 characters."""
     errs = []
     if len(value) > LABEL_VALUE_MAX:
         errs.append(max_len_error(LABEL_VALUE_MAX))
@@ -127,6 +136,7 @@ def is_valid_label_value(value: str) -> list[str]:
 
 
 def is_native_resource(name: str) -> bool:
+    """v1helper.IsNativeResource: unprefixed, or in a kubernetes.io domain."""
     return "/" not in name or "kubernetes.io/" in name
 
 

@@ -1,8 +1,10 @@
-"""field.Error of k8s.io/apimachinery, formatted as v1.34 prints it.
+"""field.Error of k8s.io/apimachinery, field paths, and error aggregation, as v1.34 prints them.
 
+API validation and configuration validation report in the same form:
 `Error()` is "<path>: <type>[: <value>][: <detail>]". Values print like Go:
 integers, floats and bools with %v, plain strings with %q, and anything else
 (named string types, structs, slices, durations, paths) through encoding/json.
+Several errors join as utilerrors.Aggregate does (`aggregate_message`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.config.gofmt import go_format_float_v, go_json, go_quote
+from kubesched.gocompat.fmt import go_format_float_v
+from kubesched.gocompat.jsonenc import go_json
+from kubesched.gocompat.strconv import go_quote
 
 REQUIRED = "Required value"
 FORBIDDEN = "Forbidden"
@@ -39,6 +43,7 @@ PATH_VALUE = GoJSON({})
 
 
 def format_value(v: Any) -> str:
+    """The bad value as field.Error prints it: by its Go type, which the Python value stands for."""
     if isinstance(v, GoJSON):
         return go_json(v.value)
     if v is None:
@@ -56,6 +61,8 @@ def format_value(v: Any) -> str:
 
 @dataclass
 class FieldError:
+    """One field.Error: what kind of problem (`type`), where (`field`), the bad value and a detail."""
+
     type: str
     field: str
     value: Any = None
@@ -76,18 +83,22 @@ class FieldError:
 
 
 def invalid(path: str, value: Any, detail: str) -> FieldError:
+    """field.Invalid."""
     return FieldError(INVALID, path, value, detail)
 
 
 def required(path: str, detail: str = "") -> FieldError:
+    """field.Required (prints no value)."""
     return FieldError(REQUIRED, path, "", detail)
 
 
 def forbidden(path: str, detail: str) -> FieldError:
+    """field.Forbidden (prints no value)."""
     return FieldError(FORBIDDEN, path, "", detail)
 
 
 def duplicate(path: str, value: Any) -> FieldError:
+    """field.Duplicate."""
     return FieldError(DUPLICATE, path, value, "")
 
 
@@ -97,14 +108,17 @@ def too_long(path: str, limit: int) -> FieldError:
 
 
 def too_many(path: str, actual: int, limit: int) -> FieldError:
+    """field.TooMany with a known count."""
     return FieldError(TOO_MANY, path, actual, f"must have at most {limit} items")
 
 
 def not_found(path: str, value: Any, detail: str = "") -> FieldError:
+    """field.NotFound."""
     return FieldError(NOT_FOUND, path, value, detail)
 
 
 def not_supported(path: str, value: Any, valid: list[str]) -> FieldError:
+    """field.NotSupported: the valid values follow, each quoted with %q."""
     detail = "supported values: " + ", ".join(go_quote(x) for x in valid) if valid else ""
     return FieldError(NOT_SUPPORTED, path, value, detail)
 
@@ -129,8 +143,23 @@ def child(path: str, *names: str) -> str:
 
 
 def index(path: str, i: int) -> str:
+    """Path.Index: "path[i]"."""
     return f"{path}[{i}]"
 
 
 def key(path: str, k: str) -> str:
+    """Path.Key: "path[k]", the key unquoted."""
     return f"{path}[{k}]"
+
+
+def aggregate_message(errors: list[str]) -> str:
+    """utilerrors.Aggregate.Error(): one error as is, several as "[e1, e2]" (repeats dropped)."""
+    seen: list[str] = []
+    for e in errors:
+        if e not in seen:
+            seen.append(e)
+    if not seen:
+        return ""
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"

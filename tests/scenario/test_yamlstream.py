@@ -16,8 +16,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.simulate import yamlstream
-from kubesched.simulate.yamlstream import DuplicateKey, Flagged, iter_documents
+from kubesched.scenario import yamlstream
+from kubesched.scenario.yamlstream import DuplicateKey, Flagged, iter_documents
 
 REFERENCE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -10,9 +10,8 @@ import yaml
 
 from kubesched.cli import main
 from kubesched.errors import InputError
-from kubesched.simulate import yamlstream
+from kubesched.scenario import Manifest, load_scenario, parse_scenario, yamlstream
 from kubesched.simulate.generate import Shape, random_scenario, to_yaml
-from kubesched.simulate.scenario import Manifest, load_scenario, parse_scenario
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
 

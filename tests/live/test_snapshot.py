@@ -22,8 +22,8 @@ from tests.live.conftest import (
 
 from kubesched.cli import main
 from kubesched.config import load_config_mapping
+from kubesched.scenario import parse_scenario
 from kubesched.simulate.runner import Simulation
-from kubesched.simulate.scenario import parse_scenario
 
 CLUSTER = f"""
 apiVersion: v1

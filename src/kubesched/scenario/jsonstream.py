@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from kubesched.simulate.yamlstream import DuplicateKey, Flagged
+from kubesched.scenario.yamlstream import DuplicateKey, Flagged
 
 
 class JSONStreamError(ValueError):

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from kubesched.cli import main
-from kubesched.report.html import render_html
+from kubesched.replay.report.html import render_html
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
 
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from kubesched.errors import InputError
-from kubesched.simulate.scenario import parse_scenario
-from kubesched.snapshot_cmd import snapshot
+from kubesched.live.snapshot import snapshot
+from kubesched.scenario import parse_scenario
 
 NOISE = {
     "uid": "0b7c",

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched.errors import InputError
-from kubesched.report.table import summary_rows
+from kubesched.replay.report.table import summary_rows
 
 TEMPLATE = "plotly_white"
 
