@@ -1,6 +1,6 @@
 """The extender golden cases, in process, with the reference server started as each header asks.
 
-They need scheduler.py to build HTTPExtenders from the configuration and to score the NodeInfos an
+They need the scheduler (scheduler/) to build HTTPExtenders from the configuration and to score the NodeInfos an
 extender without node cache returns; until that is wired they are skipped (see the check below).
 """
 

@@ -353,14 +353,29 @@ class Framework:
         """Run the Filter plugins over `order` (snapshot indices, in scheduling order).
 
         Stops, as upstream, once `num_to_find` feasible nodes are found; `processed`
-        counts the nodes examined up to that point.
+        counts the nodes examined up to that point. Three passes: the vector plugins
+        on all nodes, the nominated pods, then node by node what is left.
+        """
+        vp = self._filter_vector_pass(state, pod, snapshot)
+        if vp.error is not None:
+            return _error_outcome(vp.error)
+        special = self._filter_nominated_pass(state, pod, snapshot, vp)
+        if not vp.per_node and not special:
+            return vp.outcome(order, num_to_find)
+        return self._filter_per_node_pass(state, pod, snapshot, vp, special, order, num_to_find)
+
+    def _filter_vector_pass(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> _VectorPass:
+        """The plugins with a vector path judge every node at once; the others are left for the per-node pass.
+
+        Their verdicts are also stashed in the cycle state (FILTER_VERDICTS_KEY) for plugins that read them.
         """
         skip = state.skip_filter_plugins
         plugins = [p for p in self.filter_plugins if p.name not in skip]
+        vp = _VectorPass(plugins)
         n_all = snapshot.num_nodes
         first_fail: np.ndarray | None = None
-        verdicts: dict[int, FilterVerdicts] = {}
-        per_node: list[int] = []
+        verdicts = vp.verdicts
+        per_node = vp.per_node
         vector = self.use_vector_paths
         stash: dict[str, np.ndarray | None] = {}
         state.write(FILTER_VERDICTS_KEY, stash)
@@ -369,7 +384,8 @@ class Framework:
                 try:
                     v = pl.filter_all(state, pod, snapshot)
                 except Exception as err:  # noqa: BLE001
-                    return _error_outcome(_plugin_raised("Filter", pl, err))
+                    vp.error = _plugin_raised("Filter", pl, err)
+                    return vp
                 if v is None:
                     stash[pl.name] = None  # passes on every node
                     continue
@@ -380,61 +396,64 @@ class Framework:
                 first_fail[v.failed & (first_fail == _NO_FAILURE)] = pos
             else:
                 per_node.append(pos)
+        vp.first_fail = first_fail
+        return vp
 
-        nominated: _NominatedVerdicts | None = None
+    def _filter_nominated_pass(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, vp: _VectorPass
+    ) -> dict[int, list[PodInfo]]:
+        """Nominated pods of equal or higher priority (RunFilterPluginsWithNominatedPods).
 
-        def vector_status(i: int) -> Status:
-            assert first_fail is not None
-            pos = int(first_fail[i])
-            if nominated is not None and nominated.rows[i] >= 0:
-                s = nominated.verdicts[pos].status(int(nominated.rows[i]))
-            else:
-                s = verdicts[pos].status(i)
-            s.plugin = plugins[pos].name
-            return s
-
-        def grouper(failed: np.ndarray) -> list[tuple[np.ndarray, Status]]:
-            assert first_fail is not None
-            return _group_failures(failed, first_fail, verdicts, plugins, nominated)
-
-        special: dict[int, list[PodInfo]] = {}
+        When they matter only by the sums the resource filters read, they are counted into the
+        vector verdicts (vp); otherwise the nodes they are on are returned (snapshot index ->
+        those pods), for the per-node pass to filter with them.
+        """
         nominator = self.handle.nominator()
-        if nominator is not None and nominator.has_nominations():
-            if not per_node and vector and pods_matter_only_by_sums(self.filter_plugins, skip):
-                # Nominated pods only add to the sums the resource filters read: count them in without
-                # cloning NodeInfos (the second, pod-less pass can only pass when the first one did).
-                sums = nominator.sums_at_least(snapshot.nodes, pod)
-                if sums is not None:
-                    first_fail, nominated = self._count_nominated(state, pod, snapshot, plugins, sums, first_fail)
+        if nominator is None or not nominator.has_nominations():
+            return {}
+        if (
+            not vp.per_node
+            and self.use_vector_paths
+            and pods_matter_only_by_sums(self.filter_plugins, state.skip_filter_plugins)
+        ):
+            # Nominated pods only add to the sums the resource filters read: count them in without
+            # cloning NodeInfos (the second, pod-less pass can only pass when the first one did).
+            sums = nominator.sums_at_least(snapshot.nodes, pod)
+            if sums is not None:
+                vp.first_fail, vp.nominated = self._count_nominated(
+                    state, pod, snapshot, vp.plugins, sums, vp.first_fail
+                )
+            return {}
+        node_map = snapshot.node_map
+        return {
+            node_map[name].index: pods
+            for name, pods in ge_priority_nominations(nominator, pod).items()
+            if name in node_map
+        }
 
-            else:
-                node_map = snapshot.node_map
-                special = {
-                    node_map[name].index: pods
-                    for name, pods in ge_priority_nominations(nominator, pod).items()
-                    if name in node_map
-                }
-        if not per_node and not special:
-            if first_fail is None:
-                feasible = order[:num_to_find]
-                return FilterOutcome(feasible, len(feasible), order[:0], vector_status)
-            ok = first_fail[order] == _NO_FAILURE
-            total_ok = int(np.count_nonzero(ok))
-            if total_ok <= num_to_find:
-                processed = len(order)
-            else:
-                # Upstream stops when it meets one feasible node more than it needs (not counted);
-                # the failures met before that one are counted as processed.
-                processed = int(np.searchsorted(np.cumsum(ok), num_to_find + 1))
-            head = order[:processed]
-            ok_head = ok[:processed]
-            return FilterOutcome(head[ok_head], processed, head[~ok_head], vector_status, grouper=grouper)
+    def _filter_per_node_pass(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        vp: _VectorPass,
+        special: dict[int, list[PodInfo]],
+        order: np.ndarray,
+        num_to_find: int,
+    ) -> FilterOutcome:
+        """Node by node in `order`: the plugins without a vector path, up to a node's first vector failure.
 
+        Nodes in `special` are filtered with their nominated pods instead. Stops one feasible node
+        past `num_to_find`, as upstream cancels its parallel search.
+        """
+        plugins = vp.plugins
+        per_node = vp.per_node
+        vector_status = vp.status
         nodes = snapshot.nodes
         feasible_list: list[int] = []
         statuses: dict[int, Status] = {}
         processed = 0
-        ff = first_fail
+        ff = vp.first_fail
         for raw in order:
             i = int(raw)
             processed += 1
@@ -687,6 +706,61 @@ class Framework:
             # PostBind is informational: a raising plugin changes nothing.
             with contextlib.suppress(Exception):
                 pl.post_bind(state, pod, node)
+
+
+class _VectorPass:
+    """What the vector pass of find_feasible found, and how to word it.
+
+    `first_fail[i]` is the position (in `plugins`) of node i's first failing vector plugin
+    (_NO_FAILURE: none; the array is None when no vector plugin failed anywhere), `verdicts`
+    those plugins' verdicts by position, `per_node` the positions left for the per-node pass,
+    `nominated` the verdicts re-judged with nominated pods counted, `error` a plugin's failure.
+    """
+
+    __slots__ = ("error", "first_fail", "nominated", "per_node", "plugins", "verdicts")
+
+    def __init__(self, plugins: list[FilterPlugin]) -> None:
+        self.plugins = plugins
+        self.first_fail: np.ndarray | None = None
+        self.verdicts: dict[int, FilterVerdicts] = {}
+        self.per_node: list[int] = []
+        self.nominated: _NominatedVerdicts | None = None
+        self.error: Status | None = None
+
+    def status(self, i: int) -> Status:
+        """Node i's status: its first failing vector plugin's verdict."""
+        first_fail = self.first_fail
+        assert first_fail is not None
+        pos = int(first_fail[i])
+        nominated = self.nominated
+        if nominated is not None and nominated.rows[i] >= 0:
+            s = nominated.verdicts[pos].status(int(nominated.rows[i]))
+        else:
+            s = self.verdicts[pos].status(i)
+        s.plugin = self.plugins[pos].name
+        return s
+
+    def groups(self, failed: np.ndarray) -> list[tuple[np.ndarray, Status]]:
+        assert self.first_fail is not None
+        return _group_failures(failed, self.first_fail, self.verdicts, self.plugins, self.nominated)
+
+    def outcome(self, order: np.ndarray, num_to_find: int) -> FilterOutcome:
+        """The outcome when the vector verdicts decide every node (no per-node plugin, no nominated pod to add)."""
+        first_fail = self.first_fail
+        if first_fail is None:
+            feasible = order[:num_to_find]
+            return FilterOutcome(feasible, len(feasible), order[:0], self.status)
+        ok = first_fail[order] == _NO_FAILURE
+        total_ok = int(np.count_nonzero(ok))
+        if total_ok <= num_to_find:
+            processed = len(order)
+        else:
+            # Upstream stops when it meets one feasible node more than it needs (not counted);
+            # the failures met before that one are counted as processed.
+            processed = int(np.searchsorted(np.cumsum(ok), num_to_find + 1))
+        head = order[:processed]
+        ok_head = ok[:processed]
+        return FilterOutcome(head[ok_head], processed, head[~ok_head], self.status, grouper=self.groups)
 
 
 class _NominatedVerdicts:

@@ -1,0 +1,43 @@
+"""What reports learn of each scheduling attempt: the AttemptObserver protocol and NodeScores.
+
+kubesched's own hook (upstream has none: its reports are metrics and events).
+A module of its own so that the observers (simulate/attempts.py) read the
+protocol without reading the scheduling cycle that calls it (schedule_one.py).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from kubesched.framework.types import PodInfo
+
+
+class NodeScores(NamedTuple):
+    """How the scored nodes of one cycle ranked: the arrays the cycle produced, as they are."""
+
+    names: np.ndarray  # the scored nodes
+    totals: np.ndarray  # their weighted totals, in the order of `names`
+    per_plugin: dict[str, np.ndarray]  # each Score plugin's weighted scores, in the same order
+    tied: np.ndarray  # positions in `names` of every node sharing the top total
+
+
+class AttemptObserver(Protocol):
+    """Told what each scheduling attempt decided, as it decides it.
+
+    The reports of `simulate`, `explain`, `replay` and `capacity` are built from
+    these calls (simulate/attempts.py keeps them); the scheduler keeps nothing of
+    an attempt once it is over, so a scheduler that runs for months
+    (`kubesched run`, `serve`'s built-in one) installs no observer and holds no
+    record of pods that are gone. `now` is the scheduler's clock.
+    """
+
+    def attempt_started(self, pod: PodInfo, now: float) -> None:
+        """A scheduling cycle begins for `pod`."""
+
+    def node_chosen(self, pod: PodInfo, node: str, scores: NodeScores | None, now: float) -> None:
+        """The cycle picked `node`; `scores` is None when only one node was feasible (nothing was scored)."""
+
+    def attempt_failed(self, pod: PodInfo, reason: str, message: str, now: float) -> None:
+        """The attempt failed (in either cycle): `reason` is the PodScheduled condition's, `message` its text."""
