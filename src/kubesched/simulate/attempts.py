@@ -91,6 +91,12 @@ class Attempt:
             return {}
         return {str(n): int(t) for n, t in zip(self._names, self._totals, strict=True)}
 
+    def scores_and_tie(self) -> tuple[dict[str, int], list[str]]:
+        """`scores` and `tied` together: a spooled attempt's are one read of the spool, not two."""
+        if self._spool is not None and self._spooled is not None:
+            return self._spool.get(self._spooled)
+        return self.scores, self.tied
+
     @property
     def plugin_scores(self) -> dict[str, dict[str, int]]:
         if self._names is None:

@@ -348,7 +348,8 @@ class Simulation:
             # binding) and the scores of the attempt that placed it.
             last = self.last_seen.get(key)
             nominated = (last.status.nominated_node_name or None) if last is not None else None
-            o = PodOutcome(key, self._last_node(key), "Deleted", nominated, None, attempt=attempt)
+            node = attempt.node if attempt is not None and attempt.node else None
+            o = PodOutcome(key, node, "Deleted", nominated, None, attempt=attempt)
             self._attach_scores(o, attempt)
             return o
         nominated = pod.status.nominated_node_name or None
@@ -368,10 +369,9 @@ class Simulation:
     @staticmethod
     def _attach_scores(o: PodOutcome, attempt: Attempt | None) -> None:
         """The scores (and tie) of the attempt that put the pod on its node."""
-        if attempt is not None and o.node is not None and attempt.node == o.node and attempt.scores:
-            o.scores = attempt.scores
-            o.tied_nodes = attempt.tied or None
-
-    def _last_node(self, key: str) -> str | None:
-        a = self.recorder.attempts.get(key)
-        return a.node if a is not None and a.node else None
+        if attempt is None or o.node is None or attempt.node != o.node:
+            return
+        scores, tied = attempt.scores_and_tie()
+        if scores:
+            o.scores = scores
+            o.tied_nodes = tied or None
