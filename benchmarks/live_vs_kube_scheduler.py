@@ -77,6 +77,17 @@ class ApiServer:
     def url(self) -> str:
         return f"https://127.0.0.1:{self.env['API_PORT']}"
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds etcd and kube-apiserver have used so far (user + system, from /proc)."""
+        total = 0
+        for pid_file in (self.live_dir / "pids").glob("*.pid"):
+            try:
+                fields = Path(f"/proc/{pid_file.read_text().strip()}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])  # utime, stime in clock ticks
+        return total / os.sysconf("SC_CLK_TCK")
+
     def ssl(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=str(self.live_dir / "pki" / "ca.crt"))
         ctx.load_cert_chain(str(self.live_dir / "pki" / "admin.crt"), str(self.live_dir / "pki" / "admin.key"))
@@ -225,6 +236,7 @@ class Run:
     seconds: float
     cpu: float
     pods: int
+    server_cpu: float
 
     @property
     def pods_per_second(self) -> float:
@@ -233,6 +245,7 @@ class Run:
 
 async def one_run(admin: Admin, which: str, cfg: Path, kubeconfig: Path, pods: int, round_: int) -> Run:
     await admin.pods(pods, f"{which[:5]}-{round_}")
+    server_cpu = admin.server.cpu_seconds()
     started = time.monotonic()
     log = open(f"/tmp/bench-{which}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(command(which, cfg, kubeconfig), stdout=log, stderr=log)
@@ -244,8 +257,9 @@ async def one_run(admin: Admin, which: str, cfg: Path, kubeconfig: Path, pods: i
             target = next((c for c in children_of(proc.pid)), proc.pid)
         os.kill(target, signal.SIGTERM)
         _, _, usage = os.wait4(proc.pid, 0)
+        server_cpu = admin.server.cpu_seconds() - server_cpu
     await admin.delete_pods()
-    return Run(which, first, last, usage.ru_utime + usage.ru_stime, pods)
+    return Run(which, first, last, usage.ru_utime + usage.ru_stime, pods, server_cpu)
 
 
 async def shape(server: ApiServer, nodes: int, pods: int, rounds: int, directory: Path) -> list[Run]:
@@ -261,7 +275,8 @@ async def shape(server: ApiServer, nodes: int, pods: int, rounds: int, directory
                 runs.append(run)
                 print(
                     f"  {nodes} nodes / {pods} pods, round {r + 1}, {which:14}: {run.pods_per_second:6.0f} pods/s, "
-                    f"first bind {run.first_bind:5.2f} s, all bound {run.seconds:6.2f} s, cpu {run.cpu:5.1f} s",
+                    f"first bind {run.first_bind:5.2f} s, all bound {run.seconds:6.2f} s, cpu {run.cpu:5.1f} s "
+                    f"(apiserver + etcd {run.server_cpu:5.1f} s)",
                     flush=True,
                 )
         await admin.request("DELETE", "/api/v1/nodes", ok=(200,))

@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 from kubesched.live.errors import ApiError
-from kubesched.live.http import HttpError, HttpPool
+from kubesched.live.http import HttpError, HttpPool, is_loopback
 from kubesched.live.kubeconfig import Connection
 from kubesched.live.rest import RestClient
 
@@ -241,12 +241,42 @@ def test_request_decompresses_a_gzip_answer_and_asks_for_gzip() -> None:
 
     async def main() -> None:
         answer = response(compressed, headers=["Content-Encoding: gzip"])
-        async with RawServer(answer_each(lambda r: answer)) as srv, pool_on(srv) as pool:
-            resp = await pool.request("GET", "/api/v1/pods", timeout=1.0)
+        async with RawServer(answer_each(lambda r: answer)) as srv:
+            pool = HttpPool(srv.url, None, None, "test", compress=True)
+            try:
+                resp = await pool.request("GET", "/api/v1/pods", timeout=1.0)
+            finally:
+                await pool.close()
         assert resp.body == DOC
         assert srv.requests[0].header("Accept-Encoding") == "gzip"
 
     run(main())
+
+
+def test_a_server_on_loopback_is_not_asked_for_gzip() -> None:
+    async def main() -> None:
+        async with RawServer(answer_each(lambda r: response(DOC))) as srv, pool_on(srv) as pool:
+            resp = await pool.request("GET", "/api/v1/pods", timeout=1.0)
+        assert resp.body == DOC
+        assert srv.requests[0].header("Accept-Encoding") is None
+
+    run(main())
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.3.4.5", True),
+        ("::1", True),
+        ("localhost", True),
+        ("10.0.0.1", False),
+        ("api.example.com", False),
+        ("::ffff:10.0.0.1", False),
+    ],
+)
+def test_is_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
 
 
 def test_stream_dechunks_and_decompresses_a_gzip_chunked_answer() -> None:

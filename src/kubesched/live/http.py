@@ -15,6 +15,7 @@ answer in time, a malformed answer) after; the caller maps them to its own error
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import zlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -30,6 +31,16 @@ MAX_IDLE = 25
 # Pause reading a watch whose consumer has this many chunks waiting; resume below RESUME_AT.
 PAUSE_AT = 64
 RESUME_AT = 16
+
+
+def is_loopback(host: str) -> bool:
+    """A host on this machine: compressing what crosses loopback costs both ends CPU and saves nothing."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class HttpError(OSError):
@@ -175,7 +186,12 @@ class HttpPool:
     """Keep-alive connections to one server (scheme://host:port); as many as requests in flight."""
 
     def __init__(
-        self, server: str, ssl_context: SSLContext | None, server_hostname: str | None, user_agent: str
+        self,
+        server: str,
+        ssl_context: SSLContext | None,
+        server_hostname: str | None,
+        user_agent: str,
+        compress: bool | None = None,
     ) -> None:
         parts = urlsplit(server)
         self.secure = parts.scheme == "https"
@@ -184,9 +200,11 @@ class HttpPool:
         self.prefix = parts.path.rstrip("/")
         self.ssl_context = ssl_context if self.secure else None
         self.server_hostname = server_hostname
-        self._fixed = (f"Host: {parts.netloc}\r\nUser-Agent: {user_agent}\r\nAccept-Encoding: gzip\r\n").encode(
-            "latin-1"
-        )
+        # client-go asks for gzip (the API server compresses answers over 128 KiB); by default not over loopback.
+        if compress is None:
+            compress = not is_loopback(self.host)
+        accept = "Accept-Encoding: gzip\r\n" if compress else ""
+        self._fixed = f"Host: {parts.netloc}\r\nUser-Agent: {user_agent}\r\n{accept}".encode("latin-1")
         self._idle: list[_Connection] = []
         self._all: set[_Connection] = set()
 
