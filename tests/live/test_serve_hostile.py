@@ -17,7 +17,7 @@ from aiohttp import web
 from tests.live.conftest import Api, make_pod, nodes_yaml
 
 from kubesched.scenario import parse_scenario
-from kubesched.serve import api as api_module
+from kubesched.serve import listwatch
 from kubesched.serve.api import ApiServer
 from kubesched.serve.body import MAX_BODY_BYTES, MAX_DEPTH
 from kubesched.serve.cluster import ServedCluster
@@ -351,9 +351,9 @@ def test_continue_tokens_are_bounded(served: Served) -> None:
     for name in ("c1", "c2"):
         served.api.create(LEASES, lease(name))
     first = served.api.get(f"{LEASES}?limit=1")["metadata"]["continue"]
-    for _ in range(api_module.MAX_CONTINUES):
+    for _ in range(listwatch.MAX_CONTINUES):
         served.api.get(f"{LEASES}?limit=1")
-    assert len(served.server._snapshots) <= api_module.MAX_CONTINUES
+    assert len(served.server._snapshots) <= listwatch.MAX_CONTINUES
     assert served.send("GET", f"{LEASES}?limit=1&continue={first}", b"").code == 410
 
 
