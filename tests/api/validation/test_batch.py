@@ -19,14 +19,8 @@ from kubesched.api import batch
 from kubesched.api.decode import KINDS, NAMESPACED, DecodeError, decode
 from kubesched.api.intake import IntakeError, admit
 from kubesched.api.validation import validate, validated_kinds
-from kubesched.api.validation.batch import (
-    CONTROLLER_UID_LABEL,
-    JOB_NAME_LABEL,
-    PLACEHOLDER_UID,
-    CronError,
-    defaulted_job,
-    parse_cron_standard,
-)
+from kubesched.api.validation.cron import CronError, parse_cron_standard
+from kubesched.api.validation.job_defaults import CONTROLLER_UID_LABEL, JOB_NAME_LABEL, PLACEHOLDER_UID, defaulted_job
 from kubesched.gocompat.field import to_aggregate
 
 OPENAPI = Path(__file__).parents[3] / "src" / "kubesched" / "api" / "openapi-v1.34.1.json"
