@@ -17,7 +17,7 @@ import yaml
 from kubesched.api.decode import NAMESPACED, decode
 from kubesched.api.quantity import parse_resource_quantity
 from kubesched.api.validation import validate
-from kubesched.api.validation.resource import cel_compile_error
+from kubesched.api.validation.resource_cel import cel_compile_error
 from kubesched.gocompat.field import to_aggregate
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -24,6 +24,7 @@ from kubesched.api.validation import (  # noqa: F401  (register)
     pod,
     policy,
     resource,
+    resource_slice,
     scheduling,
     storage,
     volumes,
