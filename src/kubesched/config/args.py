@@ -263,6 +263,6 @@ def validate_node_resources_fit_args(args: NodeResourcesFitArgs) -> list[str]:
     Empty when the args are fine. The caller wraps them as
     `initializing plugin "NodeResourcesFit": <e>` (several as "[e1, e2]").
     """
-    from kubesched.config.validation import validate_node_resources_fit_args as _validate
+    from kubesched.config.validation_pluginargs import validate_node_resources_fit_args as _validate
 
     return _validate(args)
