@@ -24,14 +24,8 @@ from typing import Any
 import yaml
 
 from kubesched.config.errors import ConfigError
-from kubesched.config.schema import (
-    ARGS_KINDS,
-    KUBE_SCHEDULER_CONFIGURATION,
-    FatalDecodeError,
-    FloatLit,
-    Pairs,
-    StrictDecoder,
-)
+from kubesched.config.schema import ARGS_KINDS, KUBE_SCHEDULER_CONFIGURATION
+from kubesched.config.strictjson import FatalDecodeError, FloatLit, Pairs, StrictDecoder
 from kubesched.config.types import API_VERSION, KIND
 from kubesched.config.yamljson import YAMLError, yaml_to_json
 from kubesched.gocompat.jsonenc import innermost_open_bracket
