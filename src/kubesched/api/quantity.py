@@ -1,24 +1,8 @@
-"""Kubernetes resource quantities (k8s.io/apimachinery/pkg/api/resource), in the form Go keeps them.
+"""Kubernetes resource quantities (k8s.io/apimachinery/pkg/api/resource): parsing them as Go does
+(ParseQuantity, and the JSON number a YAML int or float becomes) and the views callers use.
 
-Go stores a parsed quantity in one of two forms, and once a number no longer
-fits an int64 the form decides what Value() and MilliValue() return:
-
-- int64Amount {value, scale}: a mantissa of at most 18 digits (or a binary
-  suffix whose product fits) times 10**scale, scale >= -9. Scaling it by 10,
-  100, 1000, 10**6 or 10**9 is one multiplication that wraps on overflow
-  ("18446744073709552" has MilliValue 384); any other factor is a loop of
-  multiplications by 10 that gives up and returns 0 ("1e16" has MilliValue 0).
-  (That is v1.34's math.go; later apimachinery saturates at the int64 bounds.)
-- inf.Dec {unscaled, scale}: everything else, rounded up to whole nanos, with
-  BinarySI values held at 2^63-1. Scaling it down divides, rounds up, and keeps
-  the low 64 bits ("18446744073709551617" has Value 1).
-
-Quantity.Add stays an int64Amount while the sum fits and becomes an inf.Dec
-otherwise; Quantity.Cmp turns an int64Amount compared with an inf.Dec into an
-inf.Dec in place (resources.py follows both, since later Value() calls see the
-changed form). The API server also rounds every ResourceList entry up to
-milli when it defaults an object (`round_up(MILLI)`). `Quantity.exact` is the
-plain value, for callers that only compare.
+The Quantity type, in the two forms Go keeps a parsed quantity in, is in quantity_form.py; the
+int64 scaling it follows in quantity_math.py.
 """
 
 from __future__ import annotations
@@ -29,16 +13,42 @@ from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
 
-from kubesched.api.int64 import MAX_INT64, MIN_INT64, wrap
+from kubesched.api.int64 import MAX_INT64, MIN_INT64
+from kubesched.api.quantity_form import (
+    BINARY_EXPONENTS,
+    BINARY_SI,
+    DECIMAL_EXPONENT,
+    DECIMAL_EXPONENTS,
+    DECIMAL_SI,
+    MILLI,
+    UNIT,
+    Quantity,
+)
+from kubesched.api.quantity_math import MAX_DIGITS
 from kubesched.gocompat.strconv import parse_int64
 
-DECIMAL_SI = "DecimalSI"
-BINARY_SI = "BinarySI"
-DECIMAL_EXPONENT = "DecimalExponent"
-
-# Scale exponents of Value() and MilliValue().
-UNIT = 0
-MILLI = -3
+__all__ = [
+    "BINARY_SI",
+    "DECIMAL_EXPONENT",
+    "DECIMAL_SI",
+    "MILLI",
+    "QUANTITY_FORMAT_ERROR",
+    "QUANTITY_NUMERIC_ERROR",
+    "QUANTITY_SUFFIX_ERROR",
+    "UNIT",
+    "Quantity",
+    "QuantityError",
+    "canonical_text",
+    "format_quantity",
+    "milli_value",
+    "parse",
+    "parse_quantity",
+    "parse_resource_quantity",
+    "quantity_text",
+    "scheduler_amount",
+    "shown",
+    "value",
+]
 
 # parseQuantityString's scanner: sign, digits (leading zeros apart), an optional
 # fraction, then suffix letters, an optional sign and digits. Go accepts an empty
@@ -48,291 +58,16 @@ _SCAN_RE = re.compile(
     r"(?P<suffix>[eEinumkKMGTP]*[+-]?[0-9]*)"
 )
 
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-# Canonical suffixes: a decimal exponent outside the table prints no suffix at all (Go's own quirk:
-# 10**21 prints as "1"), a power of 1024 past Ei likewise.
-_DECIMAL_SUFFIX = {e: s for s, e in _DECIMAL.items()}
-_BINARY_SUFFIX = {e // 10: s for s, e in _BINARY.items()}
-
 QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 QUANTITY_NUMERIC_ERROR = "unable to parse numeric part of quantity"
 QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix"
 
 # maxInt64Factors: the most decimal digits ParseQuantity keeps on the int64 fast path.
 _FAST_DIGITS = 18
-# One step of positiveScaleInt64 multiplies by 10**k for these k; other k loop by 10 and give up with 0.
-_ONE_STEP_SCALES = frozenset({1, 2, 3, 6, 9})
-# Go keeps any int32 exponent, but an inf.Dec past 10**_MAX_DIGITS would take Go itself minutes to
-# build (and every int64 view of it has long overflowed): such magnitudes are held at that bound.
-_MAX_DIGITS = 1000
 
 
 class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
-
-
-class Quantity:
-    """A quantity as Go holds it: `amount * 10**exp`, either an int64Amount or an inf.Dec.
-
-    For an int64Amount (`dec` False) `amount` fits an int64 and `exp` is Go's
-    Scale; for an inf.Dec (`dec` True) `amount` is the unscaled integer and
-    `exp` is minus inf.Dec's scale. `text` is the input string when Go keeps it
-    to print back (it was already canonical), else "". Immutable.
-    """
-
-    __slots__ = ("_exact", "amount", "dec", "exp", "format", "text")
-
-    def __init__(self, dec: bool, amount: int, exp: int, format: str = DECIMAL_SI, text: str = "") -> None:
-        self.dec = dec
-        self.amount = amount
-        self.exp = exp
-        self.format = format
-        self.text = text
-        self._exact: Fraction | None = None
-
-    def __repr__(self) -> str:
-        kind = "Dec" if self.dec else "Int64"
-        return f"Quantity({kind} {self.amount}e{self.exp}, {self.format}, {self.string()!r})"
-
-    def __str__(self) -> str:
-        return self.string()
-
-    # ------------------------------------------------------------ reading
-
-    @property
-    def exact(self) -> Fraction:
-        """The value as a Fraction (magnitudes past 10**1000 held there)."""
-        if self._exact is None:
-            a, e = self.amount, self.exp
-            if a == 0:
-                self._exact = Fraction(0)
-            elif _digits(a) + e > _MAX_DIGITS:
-                self._exact = Fraction(10**_MAX_DIGITS if a > 0 else -(10**_MAX_DIGITS))
-            else:
-                self._exact = Fraction(a * 10**e) if e >= 0 else Fraction(a, 10**-e)
-        return self._exact
-
-    def sign(self) -> int:
-        return (self.amount > 0) - (self.amount < 0)
-
-    def is_zero(self) -> bool:
-        return self.amount == 0
-
-    def value(self) -> int:
-        """Quantity.Value(): the int64 Go returns, overflow included."""
-        return self.scaled_value(UNIT)
-
-    def milli_value(self) -> int:
-        """Quantity.MilliValue(): the int64 Go returns, overflow included."""
-        return self.scaled_value(MILLI)
-
-    def scaled_value(self, scale: int) -> int:
-        """Quantity.ScaledValue: ceil(q / 10**scale) as Go's int64 arithmetic produces it."""
-        if self.dec:
-            return _dec_scaled_value(self.amount, self.exp, scale)
-        if self.exp < scale:
-            return _div_away_from_zero(self.amount, scale - self.exp)
-        # AsScaledInt64 ignores positiveScaleInt64's overflow flag: its result (wrapped or 0) is returned.
-        return _positive_scale(self.amount, self.exp - scale)[0]
-
-    def cmp(self, other: Quantity) -> int:
-        """Quantity.Cmp: -1, 0 or 1 by exact value (the form conversion is the caller's, see `as_dec`)."""
-        a, b = self.sign(), other.sign()
-        if a != b or a == 0:
-            return (a > b) - (a < b)
-        da, db = _digits(self.amount) + self.exp, _digits(other.amount) + other.exp
-        if da != db:
-            return a if da > db else -a
-        e = min(self.exp, other.exp)
-        x, y = self.amount * 10 ** (self.exp - e), other.amount * 10 ** (other.exp - e)
-        return (x > y) - (x < y)
-
-    # ------------------------------------------------------------ arithmetic (new quantities)
-
-    def as_dec(self) -> Quantity:
-        """Quantity.AsDec: the same value as an inf.Dec (scale taken from the int64Amount's)."""
-        if self.dec:
-            return self
-        return Quantity(True, self.amount, self.exp, self.format, self.text)
-
-    def add(self, other: Quantity) -> Quantity:
-        """Quantity.Add: int64Amount while the sum fits, else an inf.Dec at the finer of the two scales."""
-        if not self.dec and not other.dec:
-            fmt = other.format if self.amount == 0 else self.format
-            summed = _int64_amount_add(self.amount, self.exp, other.amount, other.exp)
-            if summed is not None:
-                return Quantity(False, summed[0], summed[1], fmt)
-        else:
-            fmt = other.format if self.amount == 0 else self.format
-        e = min(self.exp, other.exp)
-        return Quantity(True, _shift(self.amount, self.exp - e) + _shift(other.amount, other.exp - e), e, fmt)
-
-    def round_up(self, scale: int) -> Quantity:
-        """Quantity.RoundUp(scale): at most `scale`'s precision, rounded away from zero.
-
-        The API server applies RoundUp(MILLI) to every ResourceList entry when it
-        defaults an object (SetDefaults_ResourceList): pod requests, limits and
-        overhead, node capacity and allocatable, PVC requests, PV capacity.
-        """
-        if self.dec:
-            k = self.exp - scale
-            amount = _shift(self.amount, k) if k >= 0 else _div_away_from_zero(self.amount, -k)
-            return Quantity(True, amount, scale, self.format)
-        if self.exp >= scale:
-            return self
-        return Quantity(False, _div_away_from_zero(self.amount, scale - self.exp), scale, self.format)
-
-    # ------------------------------------------------------------ printing
-
-    def string(self) -> str:
-        """Quantity.String(): the kept input when canonical, else the canonical form."""
-        if self.text:
-            return self.text
-        if self.amount == 0:
-            return "0"
-        fmt = self.format
-        whole = 0
-        if fmt == BINARY_SI:
-            if abs(self.exact) < 1024:
-                fmt = DECIMAL_SI
-            else:
-                whole, exact = self._as_whole()
-                if not exact:
-                    fmt = DECIMAL_SI
-        elif fmt != DECIMAL_SI:
-            fmt = DECIMAL_EXPONENT
-        if fmt == BINARY_SI:
-            mantissa, times = _strip_factors(whole, 1024)
-            return f"{mantissa}{_BINARY_SUFFIX.get(times, '')}"
-        digits = str(abs(self.amount))
-        stripped = digits.rstrip("0")
-        exponent = self.exp + len(digits) - len(stripped)
-        pad = exponent % 3  # to a multiple of 3 by moving digits out of the exponent
-        mantissa = ("-" if self.amount < 0 else "") + stripped + "0" * pad
-        exponent -= pad
-        if fmt == DECIMAL_SI:
-            return mantissa + _DECIMAL_SUFFIX.get(exponent, "")
-        return mantissa if exponent == 0 else f"{mantissa}e{exponent}"
-
-    def _as_whole(self) -> tuple[int, bool]:
-        """AsScale(0): the value rounded away from zero to an integer, and whether that was exact."""
-        if self.exp >= 0:
-            return _shift(self.amount, self.exp), True
-        whole = _div_away_from_zero(self.amount, -self.exp)
-        return whole, _shift(whole, -self.exp) == self.amount
-
-
-# ---------------------------------------------------------------- int64 scaling (math.go, scale_int.go)
-
-
-def _digits(n: int) -> int:
-    return len(str(abs(n))) if n else 0
-
-
-def _shift(amount: int, k: int) -> int:
-    """amount * 10**k for k >= 0 (magnitudes past 10**_MAX_DIGITS held there)."""
-    if amount == 0 or k == 0:
-        return amount
-    if _digits(amount) + k > _MAX_DIGITS + 40:
-        return 10 ** (_MAX_DIGITS + 40) if amount > 0 else -(10 ** (_MAX_DIGITS + 40))
-    return amount * 10**k
-
-
-def _div_away_from_zero(v: int, k: int) -> int:
-    """negativeScaleInt64 / inf.RoundUp: v / 10**k rounded away from zero."""
-    if v == 0 or k == 0:
-        return v
-    if k > _digits(v):
-        return 1 if v > 0 else -1
-    q, r = divmod(abs(v), 10**k)
-    q += r != 0
-    return q if v > 0 else -q
-
-
-def _positive_scale(base: int, k: int) -> tuple[int, bool]:
-    """positiveScaleInt64(base, k): base * 10**k and whether it fit.
-
-    One multiplication (k in 1, 2, 3, 6, 9) wraps on overflow; a loop of
-    multiplications by 10 stops at the first overflow and yields 0. MinInt64
-    times anything but 1 yields 0.
-    """
-    if k == 0 or base == 0:
-        return base, True
-    if base == MIN_INT64:
-        return 0, False
-    if k in _ONE_STEP_SCALES:
-        product = base * 10**k
-        result = wrap(product)
-        return result, result == product
-    if k >= 19:  # 10**19 alone exceeds int64
-        return 0, False
-    product = base * 10**k
-    if MIN_INT64 <= product <= MAX_INT64:
-        return product, True
-    return 0, False
-
-
-def _int64_amount_add(a: int, a_exp: int, b: int, b_exp: int) -> tuple[int, int] | None:
-    """int64Amount.Add: (value, scale) at the finer scale, or None when Go falls back to inf.Dec."""
-    if b == 0:
-        return a, a_exp
-    if a == 0:
-        return b, b_exp
-    if a_exp > b_exp:
-        a, ok = _positive_scale(a, a_exp - b_exp)
-        exp = b_exp
-    elif b_exp > a_exp:
-        b, ok = _positive_scale(b, b_exp - a_exp)
-        exp = a_exp
-    else:
-        ok, exp = True, a_exp
-    if not ok:
-        return None
-    total = a + b
-    if not MIN_INT64 <= total <= MAX_INT64:
-        return None
-    return total, exp
-
-
-def _dec_scaled_value(unscaled: int, exp: int, scale: int) -> int:
-    """scaledValue for an inf.Dec (in Go's terms, scale -exp to newScale -scale).
-
-    Down: while unscaled < MaxInt64 (every negative included), int64 division
-    of its low 64 bits with a +1 for any remainder (so a negative rounds to
-    trunc+1); else exact ceil and the low 64 bits.
-    Up: the low 64 bits times int64(math.Pow10(k)), which on amd64 is MinInt64
-    once 10**k exceeds an int64.
-    """
-    if unscaled == 0:
-        return 0
-    dif = scale - exp
-    if dif == 0:
-        return wrap(unscaled)
-    if dif < 0:
-        factor = 10**-dif if -dif <= 18 else MIN_INT64
-        return wrap(wrap(unscaled) * factor)
-    if unscaled < MAX_INT64 and dif < 19:
-        # Go divides unscaled.Int64() here, which for a huge negative is already wrapped.
-        v = wrap(unscaled)
-        divisor = 10**dif
-        q = abs(v) // divisor
-        if v < 0:
-            q = -q
-        return q + 1 if v != q * divisor else q
-    if dif > _digits(unscaled):
-        return wrap((0 if unscaled > 0 else -1) + 1)
-    q, r = divmod(unscaled, 10**dif)
-    return wrap(q + (r != 0))
-
-
-def _strip_factors(n: int, base: int) -> tuple[int, int]:
-    """removeInt64Factors: n = result * base**times, on the magnitude."""
-    m, times = abs(n), 0
-    while m >= base and m % base == 0:
-        m //= base
-        times += 1
-    return (m if n >= 0 else -m), times
 
 
 # ---------------------------------------------------------------- parsing (ParseQuantity)
@@ -340,10 +75,10 @@ def _strip_factors(n: int, base: int) -> tuple[int, int]:
 
 def _interpret_suffix(suffix: str) -> tuple[int, int, str]:
     """suffixer.interpret: (base, exponent, format); an "e<int64>" exponent is truncated to int32 as Go does."""
-    if suffix in _DECIMAL:
-        return 10, _DECIMAL[suffix], DECIMAL_SI
-    if suffix in _BINARY:
-        return 2, _BINARY[suffix], BINARY_SI
+    if suffix in DECIMAL_EXPONENTS:
+        return 10, DECIMAL_EXPONENTS[suffix], DECIMAL_SI
+    if suffix in BINARY_EXPONENTS:
+        return 2, BINARY_EXPONENTS[suffix], BINARY_SI
     if len(suffix) > 1 and suffix[0] in "eE":
         try:
             parsed = parse_int64(suffix[1:])
@@ -406,8 +141,8 @@ def _parse_str(text: str) -> Quantity:
         amount, exp = MAX_INT64, 0  # far past the BinarySI cap
     elif magnitude_digits < -40:
         amount, exp = 1, -9  # far below a nano, even times 2**60: rounded up to 1n
-    elif magnitude_digits > _MAX_DIGITS:
-        amount, exp = 10 ** (_MAX_DIGITS + 9), -9
+    elif magnitude_digits > MAX_DIGITS:
+        amount, exp = 10 ** (MAX_DIGITS + 9), -9
     else:
         n = _int_of(stripped) << (exponent if base == 2 else 0)
         amount = n * 10 ** (exp + 9) if exp >= -9 else -(-n // 10 ** (-9 - exp))
