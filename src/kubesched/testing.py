@@ -4,6 +4,8 @@ p = make_pod("web", cpu="500m", labels={"app": "web"})
 n = make_node("n1", cpu="4", mem="8Gi", labels={"zone": "a"})
 env = Env([n], [make_pod("used", cpu="1", node="n1")])
 env.snapshot, env.handle, env.pod_info(p)
+fw = env.build_profile()  # the default profile's framework over env.handle (PostFilter plugins need it)
+env.run_deferred()  # the work plugins left for after the cycle (handle.run_after_cycles)
 
 End to end, with a configuration (e.g. enabling a plugin being written):
 result = simulate([n, p], config={"profiles": [...]})
@@ -13,8 +15,7 @@ placements(result)  # {"default/web": "n1"}
 from __future__ import annotations
 
 import os
-import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +25,14 @@ from kubesched.cache.cache import Cache
 from kubesched.cluster import admission
 from kubesched.cluster.client import EmbeddedClient
 from kubesched.cluster.store import ClusterStore
-from kubesched.framework.handle import Handle, Lister
+from kubesched.errors import InputError
+from kubesched.framework.handle import Lister
+from kubesched.framework.profile_handle import ProfileHandle, new_handle
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import PodInfo
 
 if TYPE_CHECKING:
+    from kubesched.framework.runtime import Framework
     from kubesched.simulate.runner import SimulationResult
 
 
@@ -96,7 +100,11 @@ def make_node(
 
 
 class Env:
-    """A cache, its snapshot and a handle over an embedded cluster holding the given objects."""
+    """A cache, its snapshot and a handle over an embedded cluster holding the given objects.
+
+    Nodes go to the cluster (the API store) and the cache; `pods` (bound ones) to the
+    cache only: list a pod in `objects` too for the client and the listers to see it.
+    """
 
     def __init__(
         self, nodes: Iterable[Node], pods: Iterable[Pod] = (), objects: Iterable[tuple[str, Any]] = ()
@@ -105,6 +113,8 @@ class Env:
         self.client = EmbeddedClient(self.store)
         self.cache = Cache()
         self.snapshot = Snapshot()
+        # What plugins asked to run after the scheduling cycle (handle.run_after_cycles): see run_deferred.
+        self.deferred: list[tuple[int, Callable[[], None]]] = []
         for kind, obj in objects:
             self.client.create(kind, obj)
         for n in nodes:
@@ -113,22 +123,67 @@ class Env:
         for p in pods:
             self.add_pod(p)
         self.cache.update_snapshot(self.snapshot)
-        self.handle = Handle(
+        self.handle: ProfileHandle = new_handle(
             "default-scheduler",
-            lambda: self.snapshot,
             self.client,
-            self._lister,
-            lambda: None,
-            lambda: 0.0,
-            random.Random(0),
-            lambda pods: None,
+            snapshot=lambda: self.snapshot,
+            lister=self._lister,
+            run_after_cycles=self._defer,
         )
 
     def _lister(self, kind: str) -> Lister:
         return Lister(lambda key: self.store.find(kind, key), lambda: self.store.iter(kind))
 
+    def _defer(self, cycles: int, fn: Callable[[], None]) -> None:
+        self.deferred.append((cycles, fn))
+
+    def run_deferred(self) -> int:
+        """Run the work plugins deferred (handle.run_after_cycles) and what it defers in turn, in order.
+
+        The scheduler runs it once its cycles have passed, or as soon as no pod is left to
+        attempt; here the test says when. E.g. DefaultPreemption's post_filter returns the
+        nominated node, and its victims are deleted through the client here. Returns how many ran.
+        """
+        ran = 0
+        while self.deferred:
+            _, fn = self.deferred.pop(0)
+            fn()
+            ran += 1
+        return ran
+
+    def build_profile(
+        self, config: Mapping[str, Any] | str | None = None, name: str = "default-scheduler"
+    ) -> Framework:
+        """Profile `name` of `config` (as `simulate` takes it; None: kube-scheduler's defaults), over env.handle.
+
+        The handle's framework becomes this one: preemption dry-runs the profile's filters through it.
+        A bad configuration raises kubesched.errors.InputError.
+        """
+        from kubesched.config import ConfigError, default_configuration, load_config_mapping
+        from kubesched.framework.profile import FrameworkError, build_frameworks
+        from kubesched.plugins.registry import Registry
+
+        cfg = _config_mapping(config)
+        try:
+            loaded = default_configuration() if cfg is None else load_config_mapping(cfg, "<test>")
+            profiles = build_frameworks(loaded, Registry(), self._handle_for)
+        except ConfigError as err:
+            raise InputError("<test>", err.message) from None
+        except FrameworkError as err:
+            raise InputError("<test>", str(err)) from None
+        if name not in profiles:
+            raise KeyError(f"no profile with scheduler name {name!r}: {sorted(profiles)}")
+        self.handle.framework = profiles[name]
+        return profiles[name]
+
+    def _handle_for(self, _profile: str, fw: Framework | None) -> ProfileHandle:
+        """Every profile's plugins get env.handle (its framework: the last one built, then build_profile's)."""
+        if fw is not None:
+            self.handle.framework = fw
+        return self.handle
+
     def add_pod(self, pod: Pod) -> PodInfo:
-        """Add a bound pod to the cluster and the cache."""
+        """Add a bound pod to the cache (and so to the snapshot)."""
         pi = PodInfo(pod)
         self.cache.add_pod(pi)
         self.cache.update_snapshot(self.snapshot)
@@ -139,6 +194,16 @@ class Env:
 
     def node(self, name: str) -> Any:
         return self.snapshot.get(name)
+
+
+def _config_mapping(config: Mapping[str, Any] | str | None) -> Mapping[str, Any] | None:
+    """A KubeSchedulerConfiguration as a mapping, from YAML text or a mapping (apiVersion/kind may be left out)."""
+    import yaml
+
+    cfg: Mapping[str, Any] | None = yaml.safe_load(config) if isinstance(config, str) else config
+    if cfg is not None:
+        cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **cfg}
+    return cfg
 
 
 def simulate(
@@ -156,15 +221,11 @@ def simulate(
     it and `mode` ("sequential", "batch") override a scenario header's.
     A bad configuration raises kubesched.errors.InputError, as the CLI reports it.
     """
-    import yaml
-
     from kubesched.api.decode import KINDS
     from kubesched.scenario import Manifest, Scenario, parse_scenario
     from kubesched.simulate.runner import Simulation
 
-    cfg: Mapping[str, Any] | None = yaml.safe_load(config) if isinstance(config, str) else config
-    if cfg is not None:
-        cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **cfg}
+    cfg = _config_mapping(config)
     if isinstance(objects, str):
         scenario = parse_scenario(objects, "<test>")
     else:

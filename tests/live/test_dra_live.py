@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import random
 from collections.abc import Coroutine
 from typing import Any
 
@@ -28,7 +27,8 @@ from tests.live.dra_stress import DRIVER, device_class, node_slice
 from kubesched.api.decode import decode
 from kubesched.api.resource import FINALIZER
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import Handle, Lister
+from kubesched.framework.handle import Lister
+from kubesched.framework.profile_handle import new_handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.live.client import LiveClient
@@ -254,16 +254,7 @@ class Lagging:
         self.api = WatchedApi(*raw)
         self.snapshot = Env([make_node("n1", cpu="8")]).snapshot
         client = LiveClient(self.api, SyncIo(), self.mirror, None)  # type: ignore[arg-type]
-        handle = Handle(
-            "kubesched",
-            lambda: self.snapshot,
-            client,
-            self._lister,
-            lambda: None,
-            lambda: 0.0,
-            random.Random(0),
-            lambda _: None,
-        )
+        handle = new_handle("kubesched", client, snapshot=lambda: self.snapshot, lister=self._lister)
         self.plugin = DynamicResources.new(None, handle)
         self.delivered = 0
 

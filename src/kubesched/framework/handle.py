@@ -1,18 +1,24 @@
 """The Handle: what plugins may reach besides their arguments (framework.Handle upstream).
 
-One per profile. It gives read access to the snapshot and to the cluster's
-objects (listers), the API client for the writes plugins make (binding, volume
-and claim updates, preemption), the nominator, the clock and the seeded random
-source, and the profile's own Framework (preemption runs its filters).
+One per profile, given to each plugin's `new(args, handle)`. It gives read
+access to the snapshot and to the cluster's objects (listers), the API client
+for the writes plugins make (binding, volume and claim updates, preemption),
+the nominator, the clock and the seeded random source, the pods waiting at
+Permit, the profile's own Framework (preemption runs its filters), and the
+scheduler's hooks for work done off the scheduling cycle and for metrics.
+
+`Handle` is the contract plugins type against; framework.profile_handle holds
+its one implementation and the factory every caller builds handles with.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from kubesched.framework.cluster_client import ClusterClient
     from kubesched.framework.runtime import Framework
     from kubesched.framework.snapshot import Snapshot
     from kubesched.framework.types import PodInfo
@@ -34,80 +40,79 @@ class Lister:
         return list(self._items())
 
 
-class Handle:
-    def __init__(
-        self,
-        profile_name: str,
-        snapshot: Callable[[], Snapshot],
-        client: Any,
-        lister: Callable[[str], Lister],
-        nominator: Callable[[], Nominator | None],
-        now: Callable[[], float],
-        rng: random.Random,
-        activate: Callable[[Iterable[PodInfo]], None],
-        extenders: Callable[[], list[Any]] | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        self.profile_name = profile_name
-        self._snapshot = snapshot
-        self.client = client
-        self._lister = lister
-        self._nominator = nominator
-        self._now = now
-        self.rng = rng
-        self._activate = activate
-        self._extenders = extenders or (lambda: [])
-        self.framework: Framework | None = None
-        # Shared state other scheduler parts hand to plugins (e.g. the DRA allocation tracker).
-        self.extra: dict[str, Any] = extra if extra is not None else {}
+class Handle(Protocol):
+    """Everything a plugin reaches through its handle (the in-tree plugins and preemption included)."""
+
+    profile_name: str
+    # The API the scheduler writes through: the embedded store's or a real API server's.
+    client: ClusterClient
+    # The seeded random source: the same scenario and seed give the same choices.
+    rng: random.Random
+    # The profile's framework; None only while its plugins are being constructed.
+    framework: Framework | None
+    # State other scheduler parts share with plugins, across profiles (e.g. DRA's in-flight allocations).
+    extra: dict[str, Any]
 
     def snapshot(self) -> Snapshot:
-        return self._snapshot()
+        """The cluster as this scheduling cycle sees it."""
+        ...
 
     def whole_snapshot(self, nodes: object) -> Snapshot | None:
-        """The snapshot, when `nodes` is its whole node list and the profile runs its whole-snapshot paths.
-
-        PreFilter and PreScore then read the snapshot's indexes instead of walking every pod.
-        """
-        fw = self.framework
-        if fw is not None and not fw.use_vector_paths:
-            return None
-        snap = self._snapshot()
-        return snap if nodes is snap.nodes else None
+        """The snapshot, when `nodes` is its whole node list and the profile runs its whole-snapshot paths."""
+        ...
 
     def lister(self, kind: str) -> Lister:
-        return self._lister(kind)
+        """The cluster's objects of one kind, any kind (including kinds a plugin registers)."""
+        ...
 
     def nominator(self) -> Nominator | None:
-        return self._nominator()
+        """The pods nominated to nodes by earlier preemptions (None outside a scheduler)."""
+        ...
 
     def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
-        n = self._nominator()
-        return n.nominated_pods_for_node(node) if n is not None else []
+        """The pods nominated to `node`: Filter counts those of equal or higher priority as if there."""
+        ...
 
     def now(self) -> float:
-        return self._now()
+        """The scheduler's clock (virtual in simulations), in seconds."""
+        ...
 
     def activate(self, pods: Iterable[PodInfo]) -> None:
-        self._activate(pods)
+        """Move pods back to the active queue."""
+        ...
 
     def extenders(self) -> list[Any]:
-        return self._extenders()
+        """The configured scheduler extenders (preemption asks them about its victims)."""
+        ...
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
-        ns = self._lister("Namespace").get(namespace)
-        return dict(ns.metadata.labels) if ns is not None else {}
+        """A namespace's labels ({} when it does not exist), for namespace selectors."""
+        ...
 
     def waiting_pods(self) -> list[WaitingPod]:
         """The pods of this profile held at Permit (IterateOverWaitingPods): allow or reject them."""
-        return list(self.framework.waiting_pods) if self.framework is not None else []
+        ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.framework.waiting_pods.get(uid) if self.framework is not None else None
+        """The pod with this uid held at Permit, if it is."""
+        ...
 
     def reject_waiting_pod(self, uid: str) -> bool:
-        wp = self.get_waiting_pod(uid)
-        if wp is None:
-            return False
-        wp.reject("", "removed")
-        return True
+        """Reject the pod held at Permit; False when it was not waiting."""
+        ...
+
+    def run_after_cycles(self, cycles: int, fn: Callable[[], None]) -> None:
+        """Run `fn` once `cycles` more scheduling cycles have ended (0: at the end of this one).
+
+        Upstream runs such work (asynchronous preemption's API calls) in a goroutine while
+        the scheduling loop goes on; here it runs between cycles, after as many as it takes.
+        """
+        ...
+
+    def metrics_inc_preemption_attempts(self) -> None:
+        """scheduler_preemption_attempts_total, one more."""
+        ...
+
+    def metrics_observe_victims(self, victims: int) -> None:
+        """scheduler_preemption_victims, one preemption's number of victims."""
+        ...

@@ -17,26 +17,28 @@ still names its pod. Objects are decoded as a scenario's are; one that does not
 decode is left out with a warning on stderr.
 
 The connection comes from a kubeconfig (the `kubernetes` package's loader,
-through kubesched.live.kubeconfig), or the in-cluster service account.
+through kubesched.live.kubeconfig), or the in-cluster service account; requests
+go through the REST client `kubesched run` uses (kubesched.live.rest).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import os
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
+from http import HTTPStatus
 from typing import Any
 
 import yaml
 
 from kubesched.errors import InputError
+from kubesched.live.kubeconfig import Connection, load_connection
 from kubesched.live.resources import BY_KIND
 
 PAGE_SIZE = 500
@@ -91,39 +93,76 @@ def default_kubeconfig() -> str | None:
     return home if os.path.exists(home) else None
 
 
-def http_fetch(kubeconfig: str | None, context: str | None) -> tuple[Fetch, str]:
-    """A GET function for the cluster (None on 404) and the server's URL."""
+def _reason_phrase(code: int) -> str:
     try:
-        import kubernetes  # noqa: F401 - the kubeconfig loader
-    except ImportError:
-        raise InputError("snapshot", "needs the 'live' extra: pip install 'kubesched[live]'") from None
-    from kubesched.live.kubeconfig import load_connection
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return ""
 
-    conn = load_connection(kubeconfig, context)
-    server = conn.server
 
-    def get(path: str) -> Mapping[str, Any] | None:
-        req = urllib.request.Request(server + path, headers={"Accept": "application/json"})
-        auth = conn.auth_header()
-        if auth:
-            req.add_header("Authorization", auth)
+def _transport_reason(err: Exception, path: str) -> str:
+    """The OS's words for a failed request, as urllib gave them ("[Errno 111] Connection refused"), where
+    asyncio words a refused connect its own way ("Connect call failed (address)"); else the client's."""
+    cause = err.__context__
+    if isinstance(cause, OSError) and cause.errno and str(cause.strerror or "").startswith("Connect call failed"):
+        return f"[Errno {cause.errno}] {os.strerror(cause.errno)}"
+    return str(err).removeprefix(f"GET {path}: ")
+
+
+class RestFetch:
+    """GETs through the live REST client (kubesched.live.rest: pooled connections, the kubeconfig's
+    credentials, rate limited as `kubesched run` is), each run to completion on a private event loop
+    so that the snapshot itself stays plain sequential code."""
+
+    def __init__(self, conn: Connection, timeout: float = 60.0) -> None:
+        from kubesched.live.rest import RestClient
+
+        self.server = conn.server
+        self._loop = asyncio.new_event_loop()
+        self._client = RestClient(conn, timeout=timeout)
+        self._loop.run_until_complete(self._client.open())
+
+    def __call__(self, path: str) -> Mapping[str, Any] | None:
+        """The JSON at `path` (None on 404); any other failure is an InputError naming the server."""
+        from kubesched.live.errors import ApiError
+
         try:
-            with urllib.request.urlopen(req, timeout=60, context=conn.ssl_context) as resp:
-                return json.loads(resp.read())  # type: ignore[no-any-return]
-        except urllib.error.HTTPError as err:
-            if err.code == 404:
-                return None
-            detail = err.read().decode(errors="replace")
+            code, body = self._loop.run_until_complete(self._client.request("GET", path))
+        except ApiError as err:  # a transport failure (code 0)
+            raise InputError(self.server, f"cannot reach the API server: {_transport_reason(err, path)}") from None
+        if code == 404:
+            return None
+        if code >= 300:
+            detail = body.decode(errors="replace")
             with contextlib.suppress(ValueError, AttributeError):
                 detail = json.loads(detail).get("message", detail)
-            raise InputError(server, f"GET {path}: {err.code} {err.reason}: {detail}".rstrip(": ")) from None
-        except (urllib.error.URLError, OSError) as err:
-            reason = getattr(err, "reason", err)
-            raise InputError(server, f"cannot reach the API server: {reason}") from None
+            message = f"GET {path}: {code} {_reason_phrase(code)}: {detail}".rstrip(": ")
+            raise InputError(self.server, message)
+        try:
+            return json.loads(body)  # type: ignore[no-any-return]
         except ValueError as err:
-            raise InputError(server, f"GET {path}: not JSON: {err}") from None
+            raise InputError(self.server, f"GET {path}: not JSON: {err}") from None
 
-    return get, server
+    def close(self) -> None:
+        self._loop.run_until_complete(self._client.close())
+        self._loop.run_until_complete(self._loop.shutdown_default_executor())  # the credentials' thread
+        self._loop.close()
+
+
+@contextlib.contextmanager
+def http_fetch(kubeconfig: str | None, context: str | None) -> Iterator[tuple[Fetch, str]]:
+    """A GET function for the cluster (None on 404) and the server's URL, closed on leaving."""
+    try:
+        import httptools  # noqa: F401 - the REST client's HTTP parser
+        import kubernetes  # noqa: F401 - the kubeconfig loader
+        import orjson  # noqa: F401 - the REST client's JSON
+    except ImportError:
+        raise InputError("snapshot", "needs the 'live' extra: pip install 'kubesched[live]'") from None
+    fetch = RestFetch(load_connection(kubeconfig, context))
+    try:
+        yield fetch, fetch.server
+    finally:
+        fetch.close()
 
 
 def list_all(get: Fetch, kind: str) -> list[dict[str, Any]] | None:
@@ -296,8 +335,8 @@ def iter_counts(docs: list[dict[str, Any]]) -> Iterator[tuple[str, int]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    get, server = http_fetch(args.kubeconfig or default_kubeconfig(), args.context)
-    docs = snapshot(get, server, lambda msg: print(msg, file=sys.stderr))
+    with http_fetch(args.kubeconfig or default_kubeconfig(), args.context) as (get, server):
+        docs = snapshot(get, server, lambda msg: print(msg, file=sys.stderr))
     sys.stdout.write(to_yaml(docs))
     summary = ", ".join(f"{n} {kind}" for kind, n in iter_counts(docs))
     print(f"captured {summary or 'nothing'} from {server}", file=sys.stderr)

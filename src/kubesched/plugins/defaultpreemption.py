@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from kubesched.config.types import DefaultPreemptionArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import NodeToStatus
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
@@ -43,6 +44,9 @@ from kubesched.preemption.evaluator import (
     insertion_order,
     sort_by_importance,
 )
+
+if TYPE_CHECKING:
+    from kubesched.framework.runtime import Framework
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
 
@@ -121,14 +125,14 @@ class VictimBatch:
 class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     name = names.DEFAULT_PREEMPTION
 
-    def __init__(self, args: DefaultPreemptionArgs | None, handle: Any) -> None:
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         self.args = args or DefaultPreemptionArgs()
         self.handle = handle
         self.evaluator = Evaluator(self.name, handle, self)
         self._plan_cache: tuple[CycleState, list[FilterPlugin] | None] | None = None
 
     @classmethod
-    def new(cls, args: Any, handle: Any) -> DefaultPreemption:
+    def new(cls, args: Any, handle: Handle) -> DefaultPreemption:
         return cls(args, handle)
 
     # ------------------------------------------------------------ extension points
@@ -142,6 +146,13 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         if msg:
             return result, Status(status.code, "preemption: " + msg)
         return result, status
+
+    def _framework(self) -> Framework:
+        """The profile's framework, whose filters the dry run re-runs; the handle has it once the profile is built."""
+        fw = self.handle.framework
+        if fw is None:
+            raise RuntimeError(f"{self.name}: the handle has no framework yet (its profile is still being built)")
+        return fw
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         if self.evaluator.is_pod_running_preemption(pod.uid):
@@ -201,7 +212,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         done in arithmetic instead of re-running every filter for every victim; the verdicts and
         messages are the same.
         """
-        fw = self.handle.framework
+        fw = self._framework()
         if not fw.use_vector_paths:
             return None
         skip = state.skip_filter_plugins
@@ -442,7 +453,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         self, state: CycleState, pod: PodInfo, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[PodInfo], int, Status | None]:
         """SelectVictimsOnNode by re-running the filters, on a cloned NodeInfo and CycleState."""
-        fw = self.handle.framework
+        fw = self._framework()
         state = state.clone()
         node_info = node_info.clone()
 

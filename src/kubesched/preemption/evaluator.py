@@ -33,6 +33,7 @@ from kubesched.api.scheduling import PodDisruptionBudget
 from kubesched.cluster.client import update_pod_condition
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import PostFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -146,7 +147,7 @@ def insertion_order(pods: Sequence[PodInfo]) -> list[PodInfo]:
 
 
 class Evaluator:
-    def __init__(self, plugin_name: str, handle: Any, iface: PreemptionInterface) -> None:
+    def __init__(self, plugin_name: str, handle: Handle, iface: PreemptionInterface) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
         self.iface = iface
@@ -444,7 +445,7 @@ class Evaluator:
         return DONE
 
 
-def lower_priority_nominated_pods(handle: Any, pod: PodInfo, node: str) -> list[PodInfo]:
+def lower_priority_nominated_pods(handle: Handle, pod: PodInfo, node: str) -> list[PodInfo]:
     return [p for p in handle.nominated_pods_for_node(node) if p.priority < pod.priority]
 
 

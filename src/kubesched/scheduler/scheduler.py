@@ -20,9 +20,10 @@ from typing import Any
 from kubesched.cache.cache import Cache
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.events import unroll_wildcard_resource
-from kubesched.framework.handle import Handle, Lister
+from kubesched.framework.handle import Lister
 from kubesched.framework.interface import EnqueueExtensions
 from kubesched.framework.profile import FrameworkError, build_frameworks
+from kubesched.framework.profile_handle import ProfileHandle, new_handle
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -90,7 +91,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         # Log failed attempts as errors ("Error scheduling pod; retrying"), as kube-scheduler does: in live and
         # serve. A simulation reports them in its output instead of on stderr.
         self.log_errors = False
-        self.handles: dict[str, Handle] = {}
+        self.handles: dict[str, ProfileHandle] = {}
         # State plugins share across profiles (e.g. DRA's in-flight allocations: one device, one claim).
         self.shared_plugin_state: dict[str, Any] = {}
         self.queue: SchedulingQueue | None = None
@@ -104,25 +105,24 @@ class Scheduler(SchedulingCycle, EventHandlers):
         store = self.cluster.store
         return Lister(lambda key: store.find(kind, key), lambda: store.iter(kind))
 
-    def _handle_for(self, profile: str, fw: Framework | None) -> Handle:
+    def _handle_for(self, profile: str, fw: Framework | None) -> ProfileHandle:
         h = self.handles.get(profile)
         if h is None:
-            h = Handle(
+            h = new_handle(
                 profile,
-                lambda: self.snapshot,
                 self.client,
-                self._lister,
-                lambda: self.queue.nominator if self.queue is not None else None,
-                self.now,
-                self.rng,
-                self._activate,
-                lambda: self.extenders,
+                snapshot=lambda: self.snapshot,
+                lister=self._lister,
+                nominator=lambda: self.queue.nominator if self.queue is not None else None,
+                now=self.now,
+                rng=self.rng,
+                activate=self._activate,
+                extenders=lambda: self.extenders,
                 extra=self.shared_plugin_state,
+                run_after_cycles=self.run_after_cycles,
+                count_preemption_attempt=self.metrics.preemption_attempts.inc,
+                observe_victims=self.metrics.preemption_victims.observe,
             )
-            h.run_after_cycle = self._after_cycle.append  # type: ignore[attr-defined]
-            h.run_after_cycles = self.run_after_cycles  # type: ignore[attr-defined]
-            h.metrics_inc_preemption_attempts = self.metrics.preemption_attempts.inc  # type: ignore[attr-defined]
-            h.metrics_observe_victims = self.metrics.preemption_victims.observe  # type: ignore[attr-defined]
             self.handles[profile] = h
         if fw is not None:
             h.framework = fw
