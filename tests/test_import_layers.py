@@ -190,3 +190,17 @@ def test_plugin_api_does_not_load_the_config_validator() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert "kubesched.plugin_api" in out
     assert "kubesched.config.validation" not in out
+
+
+def test_plugin_api_loads_the_live_resource_table_only_when_asked() -> None:
+    """register_watched and APIResource come from `kubesched run`'s table; a simulation's plugin never loads it."""
+    code = (
+        "import sys, kubesched.plugin_api as api\n"
+        "print(any(m.startswith('kubesched.live') for m in sys.modules))\n"
+        "from kubesched.plugin_api import APIResource, register_watched\n"
+        "import kubesched.live.resources as r\n"
+        "print(APIResource is r.Resource, register_watched is r.register_watched)\n"
+        "print(sorted(n for n in api.__all__ if not hasattr(api, n)), set(api.__all__) <= set(dir(api)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:3] == ["False", "True True", "[] True"]

@@ -32,10 +32,8 @@ from typing import Annotated, Any
 
 import msgspec
 
-from kubesched.api.quantity import format_quantity
-from kubesched.api.resources import parse_resource_list, to_amounts
-from kubesched.cluster.clock import EPOCH
 from kubesched.plugin_api import (
+    EPOCH,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -55,6 +53,9 @@ from kubesched.plugin_api import (
     QueueSortPlugin,
     ReservePlugin,
     Status,
+    format_quantity,
+    parse_resource_list,
+    to_amounts,
 )
 from kubesched_examples.podgroup import POD_GROUP_LABEL, PodGroup
 

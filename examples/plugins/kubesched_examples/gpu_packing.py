@@ -26,7 +26,6 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from kubesched.api.resources import is_extended_resource_name
 from kubesched.plugin_api import (
     MAX_NODE_SCORE,
     Code,
@@ -39,6 +38,7 @@ from kubesched.plugin_api import (
     Status,
     VectorScorePlugin,
     default_normalize_score,
+    is_extended_resource_name,
 )
 
 NAME = "GPUPacking"

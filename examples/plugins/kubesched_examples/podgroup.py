@@ -1,8 +1,8 @@
 """The PodGroup kind (scheduling.x-k8s.io/v1alpha1, from kubernetes-sigs/scheduler-plugins), known to scenarios.
 
 Importing this module teaches kubesched's scenario loader the kind
-(api.decode.register_kind), so a scenario may hold PodGroup documents next to
-its pods, and has `kubesched run` watch PodGroups (live.resources.register_watched);
+(plugin_api.register_kind), so a scenario may hold PodGroup documents next to
+its pods, and has `kubesched run` watch PodGroups (plugin_api.register_watched);
 the Coscheduling plugin reads them through the handle's lister.
 Only the spec fields the plugin uses are decoded; others are ignored, as
 for every kind kubesched reads.
@@ -15,10 +15,15 @@ from typing import Annotated, Any
 
 import msgspec
 
-from kubesched.api.decode import register_kind
-from kubesched.api.meta import K8sStruct, ObjectMeta
-from kubesched.api.quantity import QuantityError, parse_quantity
-from kubesched.live.resources import Resource, register_watched
+from kubesched.plugin_api import (
+    APIResource,
+    K8sStruct,
+    ObjectMeta,
+    QuantityError,
+    parse_quantity,
+    register_kind,
+    register_watched,
+)
 
 API_VERSION = "scheduling.x-k8s.io/v1alpha1"
 KIND = "PodGroup"
@@ -56,4 +61,5 @@ class PodGroup(K8sStruct):
 
 register_kind(KIND, PodGroup, namespaced=True)
 # `kubesched run` lists and watches PodGroups too (none when the cluster lacks the CRD).
-register_watched(Resource(KIND, "scheduling.x-k8s.io", "v1alpha1", "podgroups", namespaced=True, short_names=("pg",)))
+POD_GROUPS = APIResource(KIND, "scheduling.x-k8s.io", "v1alpha1", "podgroups", namespaced=True, short_names=("pg",))
+register_watched(POD_GROUPS)
