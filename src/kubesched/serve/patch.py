@@ -1,4 +1,5 @@
-"""Applying patches as the API server does: JSON merge patch, strategic merge patch, JSON patch.
+"""Applying patches as the API server does: JSON merge patch, strategic merge patch, JSON patch
+(RFC 6902, applied by the jsonpatch library, with the API server's bound on what copies may copy).
 
 Strategic merge covers what kubectl and the scheduler send: maps merge, null
 deletes, lists with a known merge key merge item by item ("$patch": "delete"
@@ -9,9 +10,12 @@ removes scalars, `$retainKeys` prunes; other lists are replaced.
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable
+import re
+from collections.abc import Callable, Hashable
 from typing import Any
 
+import jsonpatch
+import jsonpointer
 import orjson
 
 # patchMergeKey of the list fields we serve (k8s.io/api types' struct tags).
@@ -166,74 +170,133 @@ def _merge_list(current: list[Any], patch: list[Any], key: str) -> list[Any]:
     return [x for x in out if x is not _GONE]
 
 
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise PatchError(f"invalid JSON pointer {path!r}")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+def _check_pointer(path: Any) -> None:
+    """A JSON pointer is "" (the whole document) or a string that starts with "/"."""
+    text = str(path)
+    if text and not text.startswith("/"):
+        raise PatchError(f"invalid JSON pointer {text!r}")
 
 
-def _walk(doc: Any, parts: list[str]) -> Any:
-    for p in parts:
-        if isinstance(doc, list):
-            doc = doc[int(p)]
-        elif isinstance(doc, dict):
-            doc = doc[p]
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _go_indexes(doc: Any, pointer: Any) -> Any:
+    """The pointer with its array indexes read as kube-apiserver's evanphx/json-patch (v4) reads them,
+    written as RFC 6901 wants them: strconv.Atoi's forms ("01", "+1") and negative indexes, which count
+    from the end of the array ("-1" is its last item)."""
+    if not isinstance(pointer, str) or not pointer.startswith("/"):
+        return pointer
+    parts = pointer[1:].split("/")
+    node = doc
+    for i, part in enumerate(parts):
+        if isinstance(node, list):
+            if not _GO_INT.fullmatch(part):
+                break
+            index = int(part)
+            if -len(node) <= index < 0:
+                index += len(node)
+            if index >= 0:
+                parts[i] = str(index)
+            node = node[index] if 0 <= index < len(node) else None
+        elif isinstance(node, dict):
+            node = node.get(part.replace("~1", "/").replace("~0", "~"))
         else:
-            raise PatchError(f"cannot descend into {p!r}")
-    return doc
+            break
+    return "/" + "/".join(parts)
+
+
+def _resolved(doc: Any, pointer: Any) -> Any:
+    """What `pointer` names in `doc`, or None when it names nothing."""
+    try:
+        return jsonpointer.resolve_pointer(doc, pointer)
+    except (jsonpointer.JsonPointerException, TypeError, KeyError, IndexError):
+        return None
+
+
+def _copy_size(doc: Any, source: Any) -> int:
+    """The size (as JSON) of what a copy operation would copy; 0 when `from` names no value (the copy
+    then fails on its own)."""
+    try:
+        return len(orjson.dumps(jsonpointer.resolve_pointer(doc, source)))
+    except (jsonpointer.JsonPointerException, TypeError, KeyError, IndexError):  # orjson's error is a TypeError
+        return 0
+
+
+# jsonpointer's words for a pointer that names nothing, and the Python error texts our own walk gave.
+_POINTER_FAILURES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"member '(.*)' not found", re.S), lambda m: repr(m[1])),
+    (re.compile(r"index '.*' is out of bounds", re.S), lambda m: "list index out of range"),
+    (
+        re.compile(r"'(.*)' is not a valid sequence index", re.S),
+        lambda m: f"invalid literal for int() with base 10: {m[1]!r}",
+    ),
+    (re.compile(r"invalid array index '(.*)'", re.S), lambda m: f"invalid literal for int() with base 10: {m[1]!r}"),
+)
+_NOT_A_CONTAINER = re.compile(r"Cannot apply token '(.*)' to non-container type", re.S)
+_NOTHING_TO_REMOVE = re.compile(r"can't remove a non-existent object '(.*)'", re.S)
+
+
+def _patch_error(doc: Any, kind: Any, path: Any, err: Exception) -> PatchError:
+    """jsonpatch's failure in the words we gave before it applied patches: "test failed at <path>",
+    "replace: no value at <path>", "cannot descend into <part>", "unknown JSON patch operation <op>", or
+    "<op> <path>: <what went wrong>" (a missing member or index worded as Python words its KeyError,
+    IndexError or int() failure); jsonpatch's own words where ours had none."""
+    text = str(err)
+    if m := _NOT_A_CONTAINER.match(text):
+        return PatchError(f"cannot descend into {m[1]!r}")
+    for pattern, words in _POINTER_FAILURES:
+        if m := pattern.match(text):
+            return PatchError(f"{kind} {path}: {words(m)}")
+    if m := _NOTHING_TO_REMOVE.match(text):
+        parent = _resolved(doc, path.rpartition("/")[0] if isinstance(path, str) else "")
+        return PatchError(f"{kind} {path}: {'pop index out of range' if isinstance(parent, list) else repr(m[1])}")
+    if isinstance(err, jsonpatch.JsonPatchTestFailed):
+        return PatchError(f"test failed at {path}")
+    if isinstance(err, jsonpatch.InvalidJsonPatch) and text.startswith("Unknown operation"):
+        return PatchError(f"unknown JSON patch operation {kind!r}")
+    if kind == "replace" and text.startswith("can't replace a non-existent object"):
+        return PatchError(f"replace: no value at {path}")
+    return PatchError(f"{kind} {path}: {text}")
+
+
+def _apply(doc: Any, op: dict[str, Any], kind: Any, path: Any) -> Any:
+    """One operation applied by jsonpatch, its failure worded for the operation the patch holds."""
+    try:
+        return jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
+        raise _patch_error(doc, kind, path, err) from None
+    except (KeyError, IndexError, ValueError, TypeError) as err:
+        raise PatchError(f"{kind} {path}: {err}") from None
 
 
 def json_patch(doc: Any, ops: list[dict[str, Any]], max_copy_bytes: int | None = None) -> Any:
-    """RFC 6902: add, remove, replace, move, copy, test. `max_copy_bytes` bounds what copy operations may
-    copy in all (as JSON), as the API server bounds it: each copy can double the object otherwise."""
+    """RFC 6902 (add, remove, replace, move, copy, test), applied by the jsonpatch library one operation at
+    a time. `max_copy_bytes` bounds what copy operations may copy in all (as JSON), as the API server
+    bounds it: each copy can double the object otherwise."""
     doc = copy.deepcopy(doc)
     copied = 0
     for op in ops:
-        kind = op.get("op")
-        parts = _pointer(str(op.get("path", "")))
-        try:
-            if kind == "test":
-                if _walk(doc, parts) != op.get("value"):
-                    raise PatchError(f"test failed at {op.get('path')}")
-                continue
-            value = copy.deepcopy(op.get("value"))
-            if kind in ("move", "copy"):
-                src = _pointer(str(op.get("from", "")))
-                value = _walk(doc, src)
-                if kind == "copy" and max_copy_bytes is not None:
-                    copied += len(orjson.dumps(value))
-                    if copied > max_copy_bytes:
-                        raise PatchError(f"Unable to copy, the accumulated size exceeds the limit of {max_copy_bytes}")
-                value = copy.deepcopy(value)
-                if kind == "move":
-                    parent = _walk(doc, src[:-1])
-                    parent.pop(int(src[-1]) if isinstance(parent, list) else src[-1])
-                kind = "add"
-            if not parts:
-                doc = value
-                continue
-            parent = _walk(doc, parts[:-1])
-            last = parts[-1]
-            if kind == "add":
-                if isinstance(parent, list):
-                    parent.insert(len(parent) if last == "-" else int(last), value)
-                else:
-                    parent[last] = value
-            elif kind == "remove":
-                parent.pop(int(last) if isinstance(parent, list) else last)
-            elif kind == "replace":
-                if isinstance(parent, list):
-                    parent[int(last)] = value
-                else:
-                    if last not in parent:
-                        raise PatchError(f"replace: no value at {op.get('path')}")
-                    parent[last] = value
-            else:
-                raise PatchError(f"unknown JSON patch operation {kind!r}")
-        except (KeyError, IndexError, ValueError, TypeError) as err:
-            if isinstance(err, PatchError):
-                raise
-            raise PatchError(f"{kind} {op.get('path')}: {err}") from None
+        kind, path = op.get("op"), op.get("path", "")
+        _check_pointer(path)
+        if kind in ("move", "copy"):
+            _check_pointer(op.get("from", ""))
+        applied = dict(op)  # jsonpatch copies the values it adds: later operations leave the patch as it was
+        if "from" in applied:
+            applied["from"] = _go_indexes(doc, applied["from"])
+        if kind == "move" and "path" in applied and "from" in applied:
+            # As evanphx/json-patch moves: the value taken out, then added at `path` as read without it.
+            try:
+                value = jsonpointer.resolve_pointer(doc, applied["from"])
+            except jsonpointer.JsonPointerException as err:
+                raise _patch_error(doc, kind, path, err) from None
+            doc = _apply(doc, {"op": "remove", "path": applied["from"]}, kind, path)
+            doc = _apply(doc, {"op": "add", "path": _go_indexes(doc, path), "value": value}, kind, path)
+            continue
+        if "path" in applied:
+            applied["path"] = _go_indexes(doc, path)
+        if kind == "copy" and max_copy_bytes is not None:
+            copied += _copy_size(doc, applied.get("from", ""))
+            if copied > max_copy_bytes:
+                raise PatchError(f"Unable to copy, the accumulated size exceeds the limit of {max_copy_bytes}")
+        doc = _apply(doc, applied, kind, path)
     return doc
