@@ -35,6 +35,12 @@ from kubesched.simulate.attempts import Attempt, AttemptRecorder, ScoreSpool
 STALL_ATTEMPTS_MIN = 2_000
 STALL_ATTEMPTS_PER_POD = 50
 
+# Sequential mode: how long after a pod settles the next one is created, as the reference's harness does it
+# (the golden cases' logs: 0.01 s after a bind, 0.11 s after an unschedulable verdict). Time passing decides
+# which backoff windows the pods' retries fall in, and so the order they are retried in after an event.
+SETTLED_BOUND_GAP = 0.011
+SETTLED_PENDING_GAP = 0.11
+
 # Creation order of kinds that others depend on.
 _KIND_ORDER = {"Namespace": 0, "PriorityClass": 0, "StorageClass": 1, "DeviceClass": 1, "Node": 2}
 
@@ -223,13 +229,38 @@ class Simulation:
                     self.run_until_settled()
             else:
                 self._stage = progress.stage("scheduling", len(pending), "pods")
+                previous: str | None = None
                 for m in pending:
                     if self._ready(m):
+                        if previous is not None:
+                            self._pass_time(self._settle_gap(previous))
                         self._create(m)
-                        self._created.add(_key(m))
+                        previous = _key(m)
+                        self._created.add(previous)
                         self.run_until_settled()
             self._stage.finish()
             self._stage = SILENT
+
+    def _settle_gap(self, key: str) -> float:
+        pod = self.cluster.store.find("Pod", key)
+        return SETTLED_BOUND_GAP if pod is not None and pod.spec.node_name else SETTLED_PENDING_GAP
+
+    def _pass_time(self, dt: float) -> None:
+        """Let `dt` seconds pass with nothing to schedule: terminations end, backoffs expire (flushed)."""
+        clock = self.cluster.clock
+        clock.advance_to(clock.now() + dt)
+        self._after_time_passed()
+
+    def _after_time_passed(self) -> None:
+        sched = self.scheduler
+        self.cluster.client.finish_terminations(self.cluster.clock.now())
+        sched.sync()
+        # Time passed: what upstream's periodic flushes would have done meanwhile (backoff expired,
+        # pods unschedulable for longer than podMaxInUnschedulablePodsDuration retried).
+        if sched.queue is not None:
+            sched.queue.flush_backoff_completed()
+            sched.queue.flush_unschedulable_leftover()
+        sched.resume_parked()
 
     def _ready(self, m: Manifest) -> bool:
         """Whether the pod's controller creates it now: a pod it waits for (OrderedReady) must be running."""
@@ -274,14 +305,7 @@ class Simulation:
                 return
             clock.advance_to(min(times))
             attempts_now = 0
-            client.finish_terminations(clock.now())
-            sched.sync()
-            # Time passed: what upstream's periodic flushes would have done meanwhile (backoff expired,
-            # pods unschedulable for longer than podMaxInUnschedulablePodsDuration retried).
-            if sched.queue is not None:
-                sched.queue.flush_backoff_completed()
-                sched.queue.flush_unschedulable_leftover()
-            sched.resume_parked()
+            self._after_time_passed()
         raise RuntimeError("simulation did not settle")
 
     def _livelock(self, attempts: int) -> InputError:

@@ -12,6 +12,7 @@ import pytest
 from tests.oracle_cases import assert_as_upstream
 
 from kubesched.scenario import load_scenario
+from kubesched.simulate import runner
 from kubesched.simulate.runner import Simulation
 
 CASES = sorted((Path(__file__).parent / "bind_wait").glob("*.yaml"))
@@ -22,7 +23,10 @@ def test_a_pod_whose_backoff_ended_during_volume_binds_is_tried_before_the_preem
     assert_as_upstream(case)
 
 
-def test_each_pod_with_claims_to_bind_takes_a_second_to_bind() -> None:
+def test_each_pod_with_claims_to_bind_takes_a_second_to_bind(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only the binds' seconds: no time between one sequential pod settling and the next one's creation.
+    monkeypatch.setattr(runner, "SETTLED_BOUND_GAP", 0.0)
+    monkeypatch.setattr(runner, "SETTLED_PENDING_GAP", 0.0)
     sim = Simulation(load_scenario(Path(__file__).parent / "bind_wait" / "volume-bind-wait.yaml"), seed=0)
     sim.run()
     # Two pods bound claims (a second each); the others bound at once.
