@@ -1,0 +1,157 @@
+"""PreScore, Score and NormalizeScore (framework.go: RunPreScorePlugins, RunScorePlugins).
+
+Every plugin scores every feasible node (a vector path scores them all at once), then
+every plugin normalizes, then the scores are range-checked and weighted, as upstream.
+
+A mixin of the Framework (framework.py), which sets the attributes it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    NodeScoreList,
+    PreScorePlugin,
+    ScorePlugin,
+    VectorScorePlugin,
+)
+from kubesched.framework.runtime.plugin_failures import plugin_raised, score_failed
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.gocompat.strconv import go_quote
+
+if TYPE_CHECKING:
+    from kubesched.framework.snapshot import Snapshot
+
+
+class ScorePasses:
+    """The PreScore and Score extension points; the Framework sets the attributes below."""
+
+    pre_score_plugins: list[PreScorePlugin]
+    score_plugins: list[ScorePlugin]
+    score_weights: dict[str, int]
+    use_vector_paths: bool
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        skip: set[str] = set()
+        try:
+            for pl in self.pre_score_plugins:
+                try:
+                    s = pl.pre_score(state, pod, nodes)
+                except Exception as err:  # noqa: BLE001
+                    return plugin_raised("PreScore", pl, err)
+                if s is not None and s.code == Code.SKIP:
+                    skip.add(pl.name)
+                    continue
+                if s is not None and s.code != Code.SUCCESS:
+                    return Status.as_error(f"running PreScore plugin {go_quote(pl.name)}: {s.message()}")
+            return None
+        finally:
+            state.skip_score_plugins = frozenset(skip)
+
+    def run_score_plugins(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
+    ) -> tuple[np.ndarray | None, dict[str, np.ndarray], Status | None]:
+        """Totals over `idx` and each plugin's weighted scores; or an Error status.
+
+        As RunScorePlugins: every plugin scores every node, then every plugin
+        normalizes, then the scores are range-checked and weighted; each phase
+        reports its own error.
+        """
+        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
+        raw, s = self._score(plugins, state, pod, snapshot, idx)
+        if s is None:
+            s = _normalize(plugins, raw, state, pod, snapshot, idx)
+        if s is None:
+            s = _out_of_range(plugins, raw, len(idx))
+        if s is not None:
+            return None, {}, s
+        total = np.zeros(len(idx), np.int64)
+        per_plugin: dict[str, np.ndarray] = {}
+        for pl, scores in zip(plugins, raw, strict=True):
+            weighted = scores * self.score_weights.get(pl.name, 1)
+            per_plugin[pl.name] = weighted
+            total += weighted
+        return total, per_plugin, None
+
+    def _score(
+        self, plugins: list[ScorePlugin], state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
+    ) -> tuple[list[np.ndarray], Status | None]:
+        """Every plugin's raw scores over `idx`: all at once where it has a vector path, else node by node."""
+        nodes = snapshot.nodes
+        raw: list[np.ndarray] = []
+        for pl in plugins:
+            try:
+                if self.use_vector_paths and isinstance(pl, VectorScorePlugin):
+                    scores = np.asarray(pl.score_all(state, pod, snapshot, idx), np.int64)
+                else:
+                    scores = np.empty(len(idx), np.int64)
+                    for k, i in enumerate(idx):
+                        v, s = pl.score(state, pod, nodes[int(i)])
+                        if s is not None and s.code != Code.SUCCESS:
+                            return raw, score_failed("running Score plugins", pl, s)
+                        scores[k] = v
+            except Exception as err:  # noqa: BLE001
+                return raw, plugin_raised("Score", pl, err)
+            raw.append(scores)
+        return raw, None
+
+
+def _normalize(
+    plugins: list[ScorePlugin],
+    raw: list[np.ndarray],
+    state: CycleState,
+    pod: PodInfo,
+    snapshot: Snapshot,
+    idx: np.ndarray,
+) -> Status | None:
+    """NormalizeScore, in place in `raw`; the node names are looked up only if a plugin reads them."""
+    names: list[Any] = []
+
+    def node_names() -> Any:
+        if not names:
+            names.append(snapshot.node_names()[idx])
+        return names[0]
+
+    for k, pl in enumerate(plugins):
+        if not pl.has_normalize():
+            continue
+        lst = NodeScoreList(node_names, raw[k])
+        try:
+            s = pl.normalize_score(state, pod, lst)
+        except Exception as err:  # noqa: BLE001
+            return plugin_raised("NormalizeScore", pl, err)
+        if s is not None and s.code != Code.SUCCESS:
+            return score_failed("running Normalize on Score plugins", pl, s)
+        raw[k] = lst.scores
+    return None
+
+
+def _out_of_range(plugins: list[ScorePlugin], raw: list[np.ndarray], n: int) -> Status | None:
+    """The error for a score outside [MIN_NODE_SCORE, MAX_NODE_SCORE] after normalizing; None when all are in."""
+    if not raw or not n:
+        return None
+    # One pass over all plugins' scores for the range check (the common case: all in range).
+    stacked = np.stack(raw)
+    if stacked.max() <= MAX_NODE_SCORE and stacked.min() >= MIN_NODE_SCORE:
+        return None
+    # Upstream checks node by node (in parallel, the first node usually first), each node's
+    # plugins in order: the error names the first node's first out-of-range plugin.
+    out = (stacked > MAX_NODE_SCORE) | (stacked < MIN_NODE_SCORE)
+    node = int(np.flatnonzero(out.any(axis=0))[0])
+    k = int(np.flatnonzero(out[:, node])[0])
+    return Status.as_error(
+        f"applying score defaultWeights on Score plugins: plugin {go_quote(plugins[k].name)} returns an "
+        f"invalid score {int(stacked[k, node])}, it should in the range of "
+        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+    )
