@@ -11,6 +11,7 @@ Three places a pending pod can be:
 
 Events that arrive while a pod is being scheduled ("in flight") are remembered, so
 that a pod rejected in that cycle is requeued at once if one of them could help it.
+Which event may help which pod, the plugins' queueing hints say (queueing_hints.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import itertools
 import logging
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from functools import cmp_to_key
 from typing import Any
 
@@ -33,8 +33,6 @@ from kubesched.framework.events import (
     SCHEDULE_ATTEMPT_FAILURE,
     ActionType,
     ClusterEvent,
-    QueueingHint,
-    QueueingHintFn,
     Resource,
     match_any_cluster_event,
     match_cluster_events,
@@ -45,41 +43,44 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.queue.heap import KeyedHeap
 from kubesched.queue.nominator import NominatingInfo, Nominator
+from kubesched.queue.queueing_hints import (
+    QUEUE_AFTER_BACKOFF,
+    QUEUE_IMMEDIATELY,
+    QUEUE_SKIP,
+    HintFunction,
+    InFlightEvent,
+    QueueingHintMap,
+    hint_for_in_flight,
+    worth_requeuing,
+)
+
+__all__ = [
+    "ACTIVE_Q",
+    "BACKOFF_ORDERING_WINDOW",
+    "BACKOFF_Q",
+    "DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION",
+    "QUEUE_AFTER_BACKOFF",
+    "QUEUE_IMMEDIATELY",
+    "QUEUE_SKIP",
+    "UNSCHEDULABLE_Q",
+    "HintFunction",
+    "QueueingHintMap",
+    "SchedulingQueue",
+]
 
 _log = logging.getLogger(__name__)
 
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 BACKOFF_ORDERING_WINDOW = 1.0
 
-QUEUE_SKIP = 0
-QUEUE_AFTER_BACKOFF = 1
-QUEUE_IMMEDIATELY = 2
-
 ACTIVE_Q = "Active"
 BACKOFF_Q = "Backoff"
 UNSCHEDULABLE_Q = "Unschedulable"
 
 
-@dataclass(frozen=True, slots=True)
-class HintFunction:
-    plugin: str
-    fn: QueueingHintFn | None
-
-
-# Per profile: registered event -> hint functions of the plugins that registered it.
-QueueingHintMap = dict[ClusterEvent, list[HintFunction]]
-
-
-class _InFlightEvent:
-    __slots__ = ("event", "new", "old")
-
-    def __init__(self, event: ClusterEvent, old: Any, new: Any) -> None:
-        self.event = event
-        self.old = old
-        self.new = new
-
-
 class SchedulingQueue:
+    """activeQ, backoffQ (rejections and errors, in two heaps), the unschedulable pods and the nominator."""
+
     def __init__(
         self,
         queue_sort: QueueSortPlugin,
@@ -134,7 +135,7 @@ class SchedulingQueue:
         )
         self.unschedulable: dict[str, QueuedPodInfo] = {}
         self.nominator = Nominator()
-        self.in_flight: dict[str, list[_InFlightEvent]] = {}
+        self.in_flight: dict[str, list[InFlightEvent]] = {}
         self.scheduling_cycle = 0
 
     # ------------------------------------------------------------ helpers
@@ -289,22 +290,8 @@ class SchedulingQueue:
             q.consecutive_errors_count = 0
         q.timestamp = self.clock()
         q.backoff_expiration = None
-        strategy = self._hint_for_in_flight(q, events)
+        strategy = hint_for_in_flight(self.queueing_hints, q, events)
         return self._requeue_with_strategy(q, strategy, SCHEDULE_ATTEMPT_FAILURE)
-
-    def _hint_for_in_flight(self, q: QueuedPodInfo, events: list[_InFlightEvent]) -> int:
-        if not q.unschedulable_plugins and not q.pending_plugins:
-            return QUEUE_AFTER_BACKOFF
-        strategy = QUEUE_SKIP
-        for e in events:
-            s = self._worth_requeuing(q, e.event, e.old, e.new)
-            if s == QUEUE_IMMEDIATELY:
-                return s
-            if s == QUEUE_AFTER_BACKOFF:
-                strategy = s
-                if not q.pending_plugins:
-                    return s
-        return strategy
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
         # The registrations never change after construction: remember the answer per event.
@@ -317,45 +304,9 @@ class SchedulingQueue:
             )
         return known
 
-    def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
-        rejectors = q.unschedulable_plugins | q.pending_plugins
-        if not rejectors:
-            return QUEUE_AFTER_BACKOFF
-        if event.is_wildcard():
-            if new is not None:
-                uid = getattr(getattr(new, "metadata", None), "uid", None)
-                if uid != q.uid:
-                    return QUEUE_SKIP
-            return QUEUE_AFTER_BACKOFF
-        hint_map = self.queueing_hints.get(q.pod.spec.scheduler_name)
-        if hint_map is None:
-            return QUEUE_AFTER_BACKOFF
-        strategy = QUEUE_SKIP
-        for registered, fns in hint_map.items():
-            if not match_cluster_events(registered, event):
-                continue
-            for h in fns:
-                if h.plugin not in rejectors:
-                    continue
-                if h.fn is None:
-                    hint = QueueingHint.QUEUE
-                else:
-                    try:
-                        hint = h.fn(q.pod, old, new)
-                    except Exception:  # noqa: BLE001 - a failing hint must not strand the pod
-                        hint = QueueingHint.QUEUE
-                if hint == QueueingHint.QUEUE_SKIP:
-                    continue
-                if h.plugin in q.pending_plugins:
-                    return QUEUE_IMMEDIATELY
-                if not q.pending_plugins:
-                    return QUEUE_AFTER_BACKOFF
-                strategy = QUEUE_AFTER_BACKOFF
-        return strategy
-
     def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any) -> None:
         if self.in_flight:
-            e = _InFlightEvent(event, old, new)
+            e = InFlightEvent(event, old, new)
             for lst in self.in_flight.values():
                 lst.append(e)
 
@@ -377,7 +328,7 @@ class SchedulingQueue:
         for q in list(pods):
             if q.gated() and not match_any_cluster_event(event, q.gating_plugin_events):
                 continue
-            strategy = self._worth_requeuing(q, event, old, new)
+            strategy = worth_requeuing(self.queueing_hints, q, event, old, new)
             if strategy == QUEUE_SKIP:
                 continue
             self.unschedulable.pop(q.uid, None)
@@ -418,7 +369,7 @@ class SchedulingQueue:
                 continue
             lst = self.in_flight.get(pi.uid)
             if lst is not None:
-                lst.append(_InFlightEvent(EVENT_FORCE_ACTIVATE, None, pi.pod))
+                lst.append(InFlightEvent(EVENT_FORCE_ACTIVATE, None, pi.pod))
 
     def update(self, old: PodInfo, new: PodInfo) -> None:
         """An unscheduled pod changed."""
@@ -427,7 +378,7 @@ class SchedulingQueue:
         lst = self.in_flight.get(uid)
         if lst is not None:
             for ev in events:
-                lst.append(_InFlightEvent(ev, old.pod, new.pod))
+                lst.append(InFlightEvent(ev, old.pod, new.pod))
             return
         for heap in (self.active_q, self.backoff_q, self.error_backoff_q):
             q = heap.get(uid)
@@ -441,7 +392,7 @@ class SchedulingQueue:
             q.pod_info = new
             self.nominator.update(old, new)
             for ev in events:
-                strategy = self._worth_requeuing(q, ev, old.pod, new.pod)
+                strategy = worth_requeuing(self.queueing_hints, q, ev, old.pod, new.pod)
                 where = self._requeue_with_strategy(q, strategy, ev.label)
                 if where in (ACTIVE_Q, BACKOFF_Q):
                     break
