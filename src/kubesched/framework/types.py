@@ -1,29 +1,32 @@
-"""PodInfo, Resource, NodeInfo (pkg/scheduler/framework/types.go).
+"""PodInfo, NodeInfo, QueuedPodInfo (pkg/scheduler/framework/types.go).
 
 A PodInfo is computed once per pod object: its requests as the scheduler
 counts them, its host ports and its parsed affinity terms. A NodeInfo keeps
 the node's pods and pre-summed integer resources, and a generation bumped on
 every change so that snapshots and columns refresh only what changed.
+types.go's Resource is in resource.py, its HostPortInfo in host_ports.py.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.int64 import MAX_INT64, MIN_INT64, wrap
-from kubesched.api.resources import (
-    CPU,
-    EPHEMERAL_STORAGE,
-    MEMORY,
-    PODS,
-    is_scalar_resource_name,
-    parse_resource_list,
-    pod_requests,
-    to_amounts,
-)
+from kubesched.api.int64 import wrap
+from kubesched.framework.host_ports import HostPortInfo, pod_host_ports
+from kubesched.framework.resource import Resource, allocatable_amounts, pod_resources
+
+__all__ = [
+    "HostPortInfo",
+    "ImageStateSummary",
+    "NodeInfo",
+    "PodInfo",
+    "QueuedPodInfo",
+    "Resource",
+    "next_generation",
+    "pod_host_ports",
+]
 
 if TYPE_CHECKING:
     from kubesched.api.core import Node, Pod
@@ -32,191 +35,8 @@ _generation = itertools.count(1)
 
 
 def next_generation() -> int:
+    """A number larger than any handed out before: a NodeInfo's generation after a change."""
     return next(_generation)
-
-
-def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
-    """The (ip, protocol, port) host ports a pod holds while it runs (schedutil.GetHostPorts).
-
-    A regular init container has exited before the pod's containers start, so
-    only sidecar (restartPolicy Always) init containers and regular containers
-    keep their ports.
-    """
-    sidecars = (c for c in pod.spec.init_containers if c.restart_policy == "Always")
-    return [
-        (p.host_ip, p.protocol, p.host_port)
-        for c in itertools.chain(sidecars, pod.spec.containers)
-        for p in c.ports
-        if p.host_port > 0
-    ]
-
-
-class Resource:
-    """Pre-summed integer resources: millicores, bytes, pod count, scalar resources.
-
-    Every amount is an int64 as Go holds it: sums wrap around as Go's `+=` does.
-    """
-
-    __slots__ = ("allowed_pod_number", "ephemeral_storage", "memory", "milli_cpu", "scalar")
-
-    def __init__(
-        self,
-        milli_cpu: int = 0,
-        memory: int = 0,
-        ephemeral_storage: int = 0,
-        allowed_pod_number: int = 0,
-        scalar: dict[str, int] | None = None,
-    ) -> None:
-        self.milli_cpu = milli_cpu
-        self.memory = memory
-        self.ephemeral_storage = ephemeral_storage
-        self.allowed_pod_number = allowed_pod_number
-        self.scalar: dict[str, int] = scalar if scalar is not None else {}
-
-    @classmethod
-    def from_amounts(cls, amounts: dict[str, int]) -> Resource:
-        """framework.NewResource from integer amounts (cpu already in millicores)."""
-        r = cls()
-        for name, v in amounts.items():
-            if name == CPU:
-                r.milli_cpu += v
-            elif name == MEMORY:
-                r.memory += v
-            elif name == PODS:
-                r.allowed_pod_number += v
-            elif name == EPHEMERAL_STORAGE:
-                r.ephemeral_storage += v
-            elif is_scalar_resource_name(name):
-                r.scalar[name] = r.scalar.get(name, 0) + v
-        return r
-
-    def get(self, name: str) -> int:
-        if name == CPU:
-            return self.milli_cpu
-        if name == MEMORY:
-            return self.memory
-        if name == EPHEMERAL_STORAGE:
-            return self.ephemeral_storage
-        if name == PODS:
-            return self.allowed_pod_number
-        return self.scalar.get(name, 0)
-
-    def add(self, other: Resource, sign: int = 1) -> None:
-        cpu = self.milli_cpu + sign * other.milli_cpu
-        mem = self.memory + sign * other.memory
-        eph = self.ephemeral_storage + sign * other.ephemeral_storage
-        if MIN_INT64 <= cpu <= MAX_INT64 and MIN_INT64 <= mem <= MAX_INT64 and MIN_INT64 <= eph <= MAX_INT64:
-            self.milli_cpu, self.memory, self.ephemeral_storage = cpu, mem, eph
-        else:
-            self.milli_cpu, self.memory, self.ephemeral_storage = wrap(cpu), wrap(mem), wrap(eph)
-        scalar = self.scalar
-        for k, v in other.scalar.items():
-            scalar[k] = wrap(scalar.get(k, 0) + sign * v)
-
-    def is_zero(self) -> bool:
-        return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalar)
-
-    def clone(self) -> Resource:
-        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar))
-
-    def __repr__(self) -> str:
-        return (
-            f"Resource(cpu={self.milli_cpu}m, memory={self.memory}, eph={self.ephemeral_storage}, "
-            f"pods={self.allowed_pod_number}, scalar={self.scalar})"
-        )
-
-
-DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
-
-
-def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
-    return ip or DEFAULT_BIND_ALL_HOST_IP, protocol or "TCP"
-
-
-class HostPortInfo(dict[str, set[tuple[str, int]]]):
-    """Used host ports: ip → {(protocol, port)}; 0.0.0.0 conflicts with every ip."""
-
-    def add(self, ip: str, protocol: str, port: int) -> None:
-        if port <= 0:
-            return
-        ip, protocol = _sanitize(ip, protocol)
-        self.setdefault(ip, set()).add((protocol, port))
-
-    def remove(self, ip: str, protocol: str, port: int) -> None:
-        if port <= 0:
-            return
-        ip, protocol = _sanitize(ip, protocol)
-        m = self.get(ip)
-        if m is not None:
-            m.discard((protocol, port))
-            if not m:
-                del self[ip]
-
-    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
-        if port <= 0:
-            return False
-        ip, protocol = _sanitize(ip, protocol)
-        pp = (protocol, port)
-        if ip == DEFAULT_BIND_ALL_HOST_IP:
-            return any(pp in m for m in self.values())
-        for key in (DEFAULT_BIND_ALL_HOST_IP, ip):
-            m = self.get(key)
-            if m is not None and pp in m:
-                return True
-        return False
-
-    def clone(self) -> HostPortInfo:
-        c = HostPortInfo()
-        for k, v in self.items():
-            c[k] = set(v)
-        return c
-
-
-_RESOURCE_CACHE: dict[tuple[Any, ...], tuple[Resource, int, int]] = {}
-_RESOURCE_CACHE_SIZE = 8192
-
-
-def _resources_signature(pod: Pod) -> tuple[Any, ...]:
-    spec = pod.spec
-    return (
-        tuple((tuple(c.resources.requests.items()), c.restart_policy) for c in spec.init_containers),
-        tuple(tuple(c.resources.requests.items()) for c in spec.containers),
-        tuple(spec.overhead.items()),
-        tuple(spec.resources.requests.items()) if spec.resources is not None else None,
-    )
-
-
-def _pod_resources(pod: Pod) -> tuple[Resource, int, int]:
-    """(requests, non-zero cpu, non-zero memory) — shared by pods with the same resource spec (replicas)."""
-    key = _resources_signature(pod)
-    hit = _RESOURCE_CACHE.get(key)
-    if hit is not None:
-        return hit
-    requests = Resource.from_amounts(to_amounts(pod_requests(pod)))
-    if pod.spec.containers or pod.spec.init_containers:
-        non0 = to_amounts(pod_requests(pod, non_missing=True))
-        non0_cpu, non0_mem = non0.get(CPU, 0), non0.get(MEMORY, 0)
-    else:
-        non0_cpu, non0_mem = requests.milli_cpu, requests.memory
-    if len(_RESOURCE_CACHE) >= _RESOURCE_CACHE_SIZE:
-        _RESOURCE_CACHE.clear()
-    _RESOURCE_CACHE[key] = (requests, non0_cpu, non0_mem)
-    return requests, non0_cpu, non0_mem
-
-
-_ALLOCATABLE_CACHE: dict[tuple[Any, ...], dict[str, int]] = {}
-
-
-def _allocatable_amounts(alloc: Mapping[str, Any]) -> dict[str, int]:
-    """A node's allocatable as the scheduler's int64s, parsed once per distinct list (a cluster's nodes share few)."""
-    key = tuple(alloc.items())
-    hit = _ALLOCATABLE_CACHE.get(key)
-    if hit is None:
-        hit = to_amounts(parse_resource_list(alloc))
-        if len(_ALLOCATABLE_CACHE) >= _RESOURCE_CACHE_SIZE:
-            _ALLOCATABLE_CACHE.clear()
-        _ALLOCATABLE_CACHE[key] = hit
-    return dict(hit)
 
 
 class PodInfo:
@@ -251,7 +71,7 @@ class PodInfo:
         self.labels = meta.labels
         self.priority = pod.spec.priority or 0
         # Shared between pods with the same resource spec: read-only.
-        self.requests, self.non0_cpu, self.non0_mem = _pod_resources(pod)
+        self.requests, self.non0_cpu, self.non0_mem = pod_resources(pod)
         self.host_ports = pod_host_ports(pod)
         aff = pod.spec.affinity
         self.has_affinity = aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None)
@@ -370,7 +190,7 @@ class NodeInfo:
         self.node = node
         self.name = node.metadata.name
         alloc = node.status.allocatable or node.status.capacity
-        self.allocatable = Resource.from_amounts(_allocatable_amounts(alloc))
+        self.allocatable = Resource.from_amounts(allocatable_amounts(alloc))
         self.generation = next_generation()
 
     def add_pod(self, pi: PodInfo) -> None:
