@@ -16,19 +16,18 @@ Preempt, step by step, as upstream:
    the plugin's PreEnqueue, and released just before the last victim is deleted so that the
    deletion event requeues it; it is activated when an API call failed, or when every
    victim was already gone.
+
+Victims and candidates, and how one node is picked among them, are in candidates.py; which pod
+matters more (the order victims are considered in) in importance.py.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC
 from typing import Any, Literal, Protocol
 
 from kubesched.api.core import PodCondition
-from kubesched.api.gosort import sort_slice
 from kubesched.api.scheduling import PodDisruptionBudget
 from kubesched.cluster.client import update_pod_condition
 from kubesched.framework.cycle_state import CycleState
@@ -38,6 +37,34 @@ from kubesched.framework.interface import PostFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.klog import info, kobj
+from kubesched.preemption.candidates import NOW_READ, Candidate, Victims, pick_one_node_for_preemption
+from kubesched.preemption.importance import (
+    GO_INSERTION_MAX,
+    insertion_order,
+    more_important,
+    pod_start_key,
+    sort_by_importance,
+)
+
+__all__ = [
+    "CYCLES_PER_API_ROUND",
+    "DISRUPTION_TARGET",
+    "GO_INSERTION_MAX",
+    "LAST_ROUND_CYCLES",
+    "NOW_READ",
+    "PREEMPTION_BY_SCHEDULER",
+    "PREEMPTION_NOT_HELPFUL",
+    "Candidate",
+    "Evaluator",
+    "PreemptionInterface",
+    "Victims",
+    "insertion_order",
+    "lower_priority_nominated_pods",
+    "more_important",
+    "pick_one_node_for_preemption",
+    "pod_start_key",
+    "sort_by_importance",
+]
 
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 # Scheduling cycles upstream's scheduling loop typically gets through (batch mode, small clusters) while
@@ -58,18 +85,6 @@ FAILED: Outcome = "failed"
 log = logging.getLogger("kubesched.preemption")
 
 
-@dataclass
-class Victims:
-    pods: list[PodInfo]
-    num_pdb_violations: int = 0
-
-
-@dataclass
-class Candidate:
-    name: str
-    victims: Victims
-
-
 class PreemptionInterface(Protocol):
     """What a preemption plugin decides; DefaultPreemption implements it."""
 
@@ -88,65 +103,9 @@ class PreemptionInterface(Protocol):
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[Callable[[str], int]] | None: ...
 
 
-def pod_start_key(pi: PodInfo) -> float:
-    """GetPodStartTime as seconds since the epoch; a pod not started yet counts as starting now,
-    i.e. after every started pod (infinity here, so that the result does not depend on the wall clock)."""
-    key = pi.cache.get(_START_KEY)
-    if key is None:
-        st = pi.start_time
-        if st is None:
-            key = math.inf
-        else:
-            key = (st if st.tzinfo is not None else st.replace(tzinfo=UTC)).timestamp()
-        # The start time is the pod object's: a newer object gets a new PodInfo, with an empty cache.
-        pi.cache[_START_KEY] = key
-    return key  # type: ignore[no-any-return]
-
-
-_START_KEY = "kubesched/start-key"
-# A clock read while picking a node (seconds; after any real start time, exact for +1 steps).
-NOW_READ = 1e12
-
-
-def more_important(a: PodInfo, b: PodInfo) -> bool:
-    """util.MoreImportantPod: higher priority, then earlier start.
-
-    A pod without a start time counts as started at the moment it is asked
-    about, so of two such pods the first one asked about is the more important
-    (each call reads the clock anew): the relation is true both ways.
-    """
-    if a.priority != b.priority:
-        return a.priority > b.priority
-    ta, tb = pod_start_key(a), pod_start_key(b)
-    if ta == math.inf and tb == math.inf:
-        return True
-    return ta < tb
-
-
-def sort_by_importance(pods: list[PodInfo]) -> None:
-    """sort.Slice(pods, MoreImportantPod), in place, in the order Go's sort leaves them."""
-    if len(pods) > GO_INSERTION_MAX:
-        sort_slice(pods, more_important)
-    else:
-        pods[:] = insertion_order(pods)
-
-
-GO_INSERTION_MAX = 12
-
-
-def insertion_order(pods: Sequence[PodInfo]) -> list[PodInfo]:
-    """The order Go's insertion sort (sort.Slice up to 12 elements) gives pods by MoreImportantPod.
-
-    Pods of equal priority and start time keep their order; each run of
-    unstarted pods of one priority comes out reversed (a pod inserted is "more
-    important" than every unstarted pod of its priority already placed). The
-    key is total, so the order of any sublist is this order restricted to it.
-    """
-    keyed = [(-p.priority, pod_start_key(p), -i if pod_start_key(p) == math.inf else i) for i, p in enumerate(pods)]
-    return [pods[k] for k in sorted(range(len(pods)), key=keyed.__getitem__)]
-
-
 class Evaluator:
+    """Preempt for a plugin (DefaultPreemption): candidates, the node picked, and the victims' eviction."""
+
     def __init__(self, plugin_name: str, handle: Handle, iface: PreemptionInterface) -> None:
         self.plugin_name = plugin_name
         self.handle = handle
@@ -447,62 +406,3 @@ class Evaluator:
 
 def lower_priority_nominated_pods(handle: Handle, pod: PodInfo, node: str) -> list[PodInfo]:
     return [p for p in handle.nominated_pods_for_node(node) if p.priority < pod.priority]
-
-
-def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], int]]:
-    def pdb(node: str) -> int:
-        return -victims[node].num_pdb_violations
-
-    def highest(node: str) -> int:
-        return -victims[node].pods[0].priority
-
-    def priority_sum(node: str) -> int:
-        return -sum(p.priority + (1 << 31) for p in victims[node].pods)
-
-    def count(node: str) -> int:
-        return -len(victims[node].pods)
-
-    reads = 0
-
-    def latest_start(node: str) -> float:
-        # util.GetEarliestPodStartTime: the earliest start among the highest-priority victims; later is better.
-        nonlocal reads
-        top = -math.inf
-        earliest = math.inf
-        for p in victims[node].pods:
-            if p.priority > top:
-                top, earliest = p.priority, pod_start_key(p)
-            elif p.priority == top:
-                earliest = min(earliest, pod_start_key(p))
-        if earliest == math.inf:
-            # None of them has started: upstream reads the clock for this node, later than every start
-            # time and than its reads for the nodes before, so of such nodes the last one looked at wins.
-            reads += 1
-            return NOW_READ + reads
-        return earliest
-
-    return [pdb, highest, priority_sum, count, latest_start]  # type: ignore[list-item]
-
-
-def pick_one_node_for_preemption(
-    nodes: list[str], victims: dict[str, Victims], funcs: list[Callable[[str], float]] | None
-) -> str:
-    if not nodes:
-        return ""
-    if not funcs:
-        funcs = _default_score_funcs(victims)
-    candidates = list(nodes)
-    for f in funcs:
-        best = -math.inf
-        selected: list[str] = []
-        for node in candidates:
-            s = f(node)
-            if s > best:
-                best = s
-                selected = []
-            if s == best:
-                selected.append(node)
-        if len(selected) == 1:
-            return selected[0]
-        candidates = selected
-    return candidates[0]

@@ -1,0 +1,92 @@
+"""Preemption candidates (a node and its victims) and the one preempted on (pickOneNodeForPreemption)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kubesched.framework.types import PodInfo
+from kubesched.preemption.importance import pod_start_key
+
+# A clock read while picking a node (seconds; after any real start time, exact for +1 steps).
+NOW_READ = 1e12
+
+
+@dataclass
+class Victims:
+    """The pods to evict on a node (most important first) and how many PDBs their eviction violates."""
+
+    pods: list[PodInfo]
+    num_pdb_violations: int = 0
+
+
+@dataclass
+class Candidate:
+    """A node preemption could make room on, and its victims."""
+
+    name: str
+    victims: Victims
+
+
+def pick_one_node_for_preemption(
+    nodes: list[str], victims: dict[str, Victims], funcs: list[Callable[[str], float]] | None
+) -> str:
+    """The node whose victims score best by each function in turn (the first function that singles one out)."""
+    if not nodes:
+        return ""
+    if not funcs:
+        funcs = _default_score_funcs(victims)
+    candidates = list(nodes)
+    for f in funcs:
+        best = -math.inf
+        selected: list[str] = []
+        for node in candidates:
+            s = f(node)
+            if s > best:
+                best = s
+                selected = []
+            if s == best:
+                selected.append(node)
+        if len(selected) == 1:
+            return selected[0]
+        candidates = selected
+    return candidates[0]
+
+
+def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], int]]:
+    """Upstream's criteria: fewest PDB violations, lowest top victim priority, lowest priority sum, fewest
+    victims, latest start of the top-priority victims."""
+
+    def pdb(node: str) -> int:
+        return -victims[node].num_pdb_violations
+
+    def highest(node: str) -> int:
+        return -victims[node].pods[0].priority
+
+    def priority_sum(node: str) -> int:
+        return -sum(p.priority + (1 << 31) for p in victims[node].pods)
+
+    def count(node: str) -> int:
+        return -len(victims[node].pods)
+
+    reads = 0
+
+    def latest_start(node: str) -> float:
+        # util.GetEarliestPodStartTime: the earliest start among the highest-priority victims; later is better.
+        nonlocal reads
+        top = -math.inf
+        earliest = math.inf
+        for p in victims[node].pods:
+            if p.priority > top:
+                top, earliest = p.priority, pod_start_key(p)
+            elif p.priority == top:
+                earliest = min(earliest, pod_start_key(p))
+        if earliest == math.inf:
+            # None of them has started: upstream reads the clock for this node, later than every start
+            # time and than its reads for the nodes before, so of such nodes the last one looked at wins.
+            reads += 1
+            return NOW_READ + reads
+        return earliest
+
+    return [pdb, highest, priority_sum, count, latest_start]  # type: ignore[list-item]
