@@ -35,15 +35,9 @@ from kubesched.framework.pod_sums import FILTER_VERDICTS_KEY, ExtraSums
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
-from kubesched.preemption.evaluator import (
-    DISRUPTION_TARGET,
-    GO_INSERTION_MAX,
-    PREEMPTION_BY_SCHEDULER,
-    Evaluator,
-    Victims,
-    insertion_order,
-    sort_by_importance,
-)
+from kubesched.preemption.candidates import Victims
+from kubesched.preemption.evaluator import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, Evaluator
+from kubesched.preemption.importance import GO_INSERTION_MAX, insertion_order, sort_by_importance
 
 if TYPE_CHECKING:
     from kubesched.framework.runtime import Framework
@@ -312,79 +306,11 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         """
         if not positions:
             return []
-        by_importance = snapshot.row_values("pods-by-importance", _pods_by_importance)
-        orders: list[list[PodInfo]] = []
-        violating_counts: list[int] = []
-        for k in positions:
-            ordered, ranks = by_importance[nodes[k].index]
-            potential = ordered[bisect_right(ranks, -pod.priority) :]
-            if len(potential) > GO_INSERTION_MAX:
-                # Go's pdqsort on the node's lower-priority pods, taken in the node's order.
-                potential = [pi for pi in nodes[k].pods if pi.priority < pod.priority]
-                sort_by_importance(potential)
-            if pdbs:
-                violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-                orders.append(violating + non_violating)
-                violating_counts.append(len(violating))
-            else:
-                orders.append(potential)
-                violating_counts.append(0)
-        rows = len(positions)
-        width = max(len(o) for o in orders)
-        names = sorted({name for o in orders for pi in o for name in pi.requests.scalar})
-        flat: list[list[int]] = [[0] * (rows * width) for _ in range(3 + len(names))]
-        lengths = np.array([len(o) for o in orders], np.int64)
-        for r, order in enumerate(orders):
-            base = r * width
-            for c, pi in enumerate(order):
-                q = pi.requests
-                flat[0][base + c] = q.milli_cpu
-                flat[1][base + c] = q.memory
-                flat[2][base + c] = q.ephemeral_storage
-                for j, name in enumerate(names, 3):
-                    flat[j][base + c] = q.scalar.get(name, 0)
-        req = np.array(flat, np.int64).reshape(3 + len(names), rows, width)
-        valid = np.arange(width) < lengths[:, None]
+        orders, violating_counts = _reprieve_orders(snapshot, nodes, positions, pod, pdbs)
+        names, req = _request_columns(orders)
         pos = np.array(positions, np.int64)
-        sub_idx = idx[pos]
-        cur = [extra.cpu[pos].copy(), extra.mem[pos].copy(), extra.eph[pos].copy(), extra.pods[pos].copy()]
-        cur_scalar = {name: extra.scalar[name][pos].copy() for name in extra.scalar}
-        for name in names:
-            cur_scalar.setdefault(name, np.zeros(rows, np.int64))
-        victim = np.zeros((rows, width), bool)
-        for c in range(width):
-            v = valid[:, c]
-            trial_scalar = dict(cur_scalar)
-            for j, name in enumerate(names, 3):
-                trial_scalar[name] = cur_scalar[name] + req[j, :, c]
-            trial = ExtraSums.of_arrays(
-                cur[0] + req[0, :, c], cur[1] + req[1, :, c], cur[2] + req[2, :, c], cur[3] + v, trial_scalar
-            )
-            fit = np.ones(rows, bool)
-            for pl in sums:
-                fit &= pl.amounts_fit_all(state, pod, snapshot, sub_idx, trial)
-            keep = v & fit
-            cur[0] += np.where(keep, req[0, :, c], 0)
-            cur[1] += np.where(keep, req[1, :, c], 0)
-            cur[2] += np.where(keep, req[2, :, c], 0)
-            cur[3] += keep
-            for j, name in enumerate(names, 3):
-                cur_scalar[name] += np.where(keep, req[j, :, c], 0)
-            victim[:, c] = v & ~fit
-        chosen: list[list[PodInfo]] = [[] for _ in range(rows)]
-        violating_victims = [0] * rows
-        hit_rows, hit_cols = np.nonzero(victim)
-        for r, c in zip(hit_rows.tolist(), hit_cols.tolist(), strict=True):
-            chosen[r].append(orders[r][c])
-            if c < violating_counts[r]:
-                violating_victims[r] += 1
-        out: list[tuple[int, tuple[list[PodInfo], int]]] = []
-        for r, k in enumerate(positions):
-            victims = chosen[r]
-            if 0 < violating_counts[r] < len(orders[r]):
-                sort_by_importance(victims)
-            out.append((k, (victims, violating_victims[r])))
-        return out
+        victim = _reprieve_ranks(sums, state, pod, snapshot, idx[pos], extra.take(pos), names, req, orders)
+        return _victims_by_node(positions, orders, violating_counts, victim)
 
     def _plan(self, state: CycleState) -> list[FilterPlugin] | None:
         cached = self._plan_cache
@@ -505,6 +431,116 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         if violating and non_violating:
             sort_by_importance(victims)
         return victims, num_violating, Status(Code.SUCCESS)
+
+
+def _reprieve_orders(
+    snapshot: Any, nodes: Sequence[NodeInfo], positions: list[int], pod: PodInfo, pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[list[PodInfo]], list[int]]:
+    """Each node's lower-priority pods in reprieve order, and how many of them lead as PDB-violating."""
+    by_importance = snapshot.row_values("pods-by-importance", _pods_by_importance)
+    orders: list[list[PodInfo]] = []
+    violating_counts: list[int] = []
+    for k in positions:
+        ordered, ranks = by_importance[nodes[k].index]
+        potential = ordered[bisect_right(ranks, -pod.priority) :]
+        if len(potential) > GO_INSERTION_MAX:
+            # Go's pdqsort on the node's lower-priority pods, taken in the node's order.
+            potential = [pi for pi in nodes[k].pods if pi.priority < pod.priority]
+            sort_by_importance(potential)
+        if pdbs:
+            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+            orders.append(violating + non_violating)
+            violating_counts.append(len(violating))
+        else:
+            orders.append(potential)
+            violating_counts.append(0)
+    return orders, violating_counts
+
+
+def _request_columns(orders: list[list[PodInfo]]) -> tuple[list[str], np.ndarray]:
+    """The scalar resources the pods request, and their requests as [resource, node, rank] (zero past a row's end).
+
+    Resources 0-2 are cpu, memory and ephemeral storage; the scalar ones follow, in `names` order.
+    """
+    rows = len(orders)
+    width = max(len(o) for o in orders)
+    names = sorted({name for o in orders for pi in o for name in pi.requests.scalar})
+    flat: list[list[int]] = [[0] * (rows * width) for _ in range(3 + len(names))]
+    for r, order in enumerate(orders):
+        base = r * width
+        for c, pi in enumerate(order):
+            q = pi.requests
+            flat[0][base + c] = q.milli_cpu
+            flat[1][base + c] = q.memory
+            flat[2][base + c] = q.ephemeral_storage
+            for j, name in enumerate(names, 3):
+                flat[j][base + c] = q.scalar.get(name, 0)
+    return names, np.array(flat, np.int64).reshape(3 + len(names), rows, width)
+
+
+def _reprieve_ranks(
+    sums: list[ResourceSumsFilterPlugin],
+    state: CycleState,
+    pod: PodInfo,
+    snapshot: Any,
+    sub_idx: np.ndarray,
+    base: ExtraSums,
+    names: list[str],
+    req: np.ndarray,
+    orders: list[list[PodInfo]],
+) -> np.ndarray:
+    """Rank by rank over all nodes: [node, rank] is a victim when the pod no longer fits with that pod back.
+
+    `base` holds what stays on each node (the pods of other priorities, the nominated ones).
+    """
+    rows, width = req.shape[1], req.shape[2]
+    valid = np.arange(width) < np.array([len(o) for o in orders], np.int64)[:, None]
+    cur = [base.cpu.copy(), base.mem.copy(), base.eph.copy(), base.pods.copy()]
+    cur_scalar = {name: base.scalar[name].copy() for name in base.scalar}
+    for name in names:
+        cur_scalar.setdefault(name, np.zeros(rows, np.int64))
+    victim = np.zeros((rows, width), bool)
+    for c in range(width):
+        v = valid[:, c]
+        trial_scalar = dict(cur_scalar)
+        for j, name in enumerate(names, 3):
+            trial_scalar[name] = cur_scalar[name] + req[j, :, c]
+        trial = ExtraSums.of_arrays(
+            cur[0] + req[0, :, c], cur[1] + req[1, :, c], cur[2] + req[2, :, c], cur[3] + v, trial_scalar
+        )
+        fit = np.ones(rows, bool)
+        for pl in sums:
+            fit &= pl.amounts_fit_all(state, pod, snapshot, sub_idx, trial)
+        keep = v & fit
+        cur[0] += np.where(keep, req[0, :, c], 0)
+        cur[1] += np.where(keep, req[1, :, c], 0)
+        cur[2] += np.where(keep, req[2, :, c], 0)
+        cur[3] += keep
+        for j, name in enumerate(names, 3):
+            cur_scalar[name] += np.where(keep, req[j, :, c], 0)
+        victim[:, c] = v & ~fit
+    return victim
+
+
+def _victims_by_node(
+    positions: list[int], orders: list[list[PodInfo]], violating_counts: list[int], victim: np.ndarray
+) -> list[tuple[int, tuple[list[PodInfo], int]]]:
+    """(position, (victims most important first, how many of them violate a PDB)) per node."""
+    rows = len(positions)
+    chosen: list[list[PodInfo]] = [[] for _ in range(rows)]
+    violating_victims = [0] * rows
+    hit_rows, hit_cols = np.nonzero(victim)
+    for r, c in zip(hit_rows.tolist(), hit_cols.tolist(), strict=True):
+        chosen[r].append(orders[r][c])
+        if c < violating_counts[r]:
+            violating_victims[r] += 1
+    out: list[tuple[int, tuple[list[PodInfo], int]]] = []
+    for r, k in enumerate(positions):
+        victims = chosen[r]
+        if 0 < violating_counts[r] < len(orders[r]):
+            sort_by_importance(victims)
+        out.append((k, (victims, violating_victims[r])))
+    return out
 
 
 def _skip(pod: Any, old: Any, new: Any) -> QueueingHint:

@@ -496,6 +496,8 @@ class _Run:
     # ------------------------------------------------------------ search
 
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        """The search's step: device `di` of claim `ci`'s request `ri` (sub-request `si`), then the rest; True
+        when every claim is allocated, with the choices kept; False with them undone."""
         self.a.num_allocate_one += 1
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise AllocationTimeout
@@ -511,22 +513,7 @@ class _Run:
         key = (ci, ri, si)
         data = self.request_data[key]
         if not in_sub and data.parent is not None:
-            all_exceeded = True
-            sub = 0
-            while (ci, ri, sub) in self.request_data:
-                try:
-                    ok = self._allocate_one(ci, ri, sub, di, True)
-                except _MaxSizeExceeded:
-                    sub += 1
-                    continue
-                all_exceeded = False
-                if ok:
-                    self.request_data[(ci, ri, 0)].selected_sub = sub
-                    return True
-                sub += 1
-            if all_exceeded:
-                raise _MaxSizeExceeded
-            return False
+            return self._allocate_first_subrequest(ci, ri, di)
 
         request = data.request
         do_all = request.mode == ALLOCATION_MODE_ALL
@@ -536,20 +523,8 @@ class _Run:
             return self._allocate_one(ci, ri + 1, 0, 0, False)
         if len(self.result[ci]) + data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded
-
         if do_all:
-            cand = data.all_devices[di]
-            undo = self._allocate_device(ci, ri, si, cand, must=True)
-            if undo is None:
-                return False
-            try:
-                done = self._allocate_one(ci, ri, si, di + 1, in_sub)
-            except BaseException:
-                undo()
-                raise
-            if not done:
-                undo()
-            return done
+            return self._allocate_next_of_all(ci, ri, si, di, in_sub, data)
 
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
@@ -576,6 +551,42 @@ class _Run:
                         return True
                     undo()
         return False
+
+    def _allocate_first_subrequest(self, ci: int, ri: int, di: int) -> bool:
+        """A request with sub-requests (firstAvailable): the first sub-request that can be allocated, in order.
+
+        Raises _MaxSizeExceeded only when every sub-request exceeded the allocation's maximum size.
+        """
+        all_exceeded = True
+        sub = 0
+        while (ci, ri, sub) in self.request_data:
+            try:
+                ok = self._allocate_one(ci, ri, sub, di, True)
+            except _MaxSizeExceeded:
+                sub += 1
+                continue
+            all_exceeded = False
+            if ok:
+                self.request_data[(ci, ri, 0)].selected_sub = sub
+                return True
+            sub += 1
+        if all_exceeded:
+            raise _MaxSizeExceeded
+        return False
+
+    def _allocate_next_of_all(self, ci: int, ri: int, si: int, di: int, in_sub: bool, data: _RequestData) -> bool:
+        """allocationMode All: device `di` of the request's devices must be allocated, then the rest of the search."""
+        undo = self._allocate_device(ci, ri, si, data.all_devices[di], must=True)
+        if undo is None:
+            return False
+        try:
+            done = self._allocate_one(ci, ri, si, di + 1, in_sub)
+        except BaseException:
+            undo()
+            raise
+        if not done:
+            undo()
+        return done
 
     def _in_use(self, dev_id: DeviceID) -> bool:
         return dev_id in self.a.allocated_devices or bool(self.allocating.get(dev_id))

@@ -299,6 +299,86 @@ def _fn_find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
 # ---------------------------------------------------------------- environment
 
 
+_Overload = tuple[str, Any, list[Any], bool, Callable[..., Any]]
+
+
+def _function(cel: Any, name: str, *overloads: _Overload) -> Any:
+    """A function declaration; each overload is (id, result type, parameter types, is a member, implementation)."""
+    return cel.FunctionDecl(
+        name,
+        [cel.Overload(oid, ret, params, is_member=member, impl=impl) for oid, ret, params, member, impl in overloads],
+    )
+
+
+def _quantity_functions(cel: Any, q: Any) -> list[Any]:
+    """Kubernetes' quantity library (apiserver/pkg/cel/library/quantity.go)."""
+    T = cel.Type
+    return [
+        _function(cel, "quantity", ("quantity_string", q, [T.STRING], False, _fn_quantity)),
+        _function(cel, "isQuantity", ("is_quantity_string", T.BOOL, [T.STRING], False, _fn_is_quantity)),
+        _function(cel, "isInteger", ("quantity_is_integer", T.BOOL, [q], True, _fn_is_integer)),
+        _function(cel, "asInteger", ("quantity_as_integer", T.INT, [q], True, _fn_as_integer)),
+        _function(cel, "asApproximateFloat", ("quantity_as_float", T.DOUBLE, [q], True, _fn_as_approximate_float)),
+        _function(cel, "sign", ("quantity_sign", T.INT, [q], True, _fn_sign)),
+        _function(
+            cel,
+            "add",
+            ("quantity_add", q, [q, q], True, _fn_add),
+            ("quantity_add_int", q, [q, T.INT], True, _fn_add),
+        ),
+        _function(
+            cel,
+            "sub",
+            ("quantity_sub", q, [q, q], True, _fn_sub),
+            ("quantity_sub_int", q, [q, T.INT], True, _fn_sub),
+        ),
+        _function(cel, "compareTo", ("k8s_compare_to", T.INT, [q, q], True, _fn_compare_to)),
+        _function(cel, "isLessThan", ("k8s_is_less_than", T.BOOL, [q, q], True, _fn_is_less_than)),
+        _function(cel, "isGreaterThan", ("k8s_is_greater_than", T.BOOL, [q, q], True, _fn_is_greater_than)),
+    ]
+
+
+def _semver_functions(cel: Any, q: Any) -> list[Any]:
+    """Kubernetes' semver library (apiserver/pkg/cel/library/semverlib.go)."""
+    T = cel.Type
+    return [
+        _function(
+            cel,
+            "semver",
+            ("string_to_semver", q, [T.STRING], False, _fn_semver),
+            ("string_bool_to_semver", q, [T.STRING, T.BOOL], False, _fn_semver_normalize),
+        ),
+        _function(
+            cel,
+            "isSemver",
+            ("is_semver_string", T.BOOL, [T.STRING], False, _fn_is_semver),
+            ("is_semver_string_bool", T.BOOL, [T.STRING, T.BOOL], False, _fn_is_semver_normalize),
+        ),
+        _function(cel, "major", ("semver_major", T.INT, [q], True, _fn_major)),
+        _function(cel, "minor", ("semver_minor", T.INT, [q], True, _fn_minor)),
+        _function(cel, "patch", ("semver_patch", T.INT, [q], True, _fn_patch)),
+    ]
+
+
+def _list_and_regex_functions(cel: Any) -> list[Any]:
+    """Kubernetes' lists and regex libraries (apiserver/pkg/cel/library/lists.go, regex.go)."""
+    T = cel.Type
+    dyn_list = T.List(T.DYN)
+    return [
+        _function(cel, "isSorted", ("list_is_sorted", T.BOOL, [dyn_list], True, _fn_is_sorted)),
+        _function(cel, "sum", ("list_sum", T.DYN, [dyn_list], True, _fn_sum)),
+        _function(cel, "min", ("list_min", T.DYN, [dyn_list], True, _fn_min)),
+        _function(cel, "max", ("list_max", T.DYN, [dyn_list], True, _fn_max)),
+        _function(cel, "find", ("string_find", T.STRING, [T.STRING, T.STRING], True, _fn_find)),
+        _function(
+            cel,
+            "findAll",
+            ("string_find_all", T.List(T.STRING), [T.STRING, T.STRING], True, _fn_find_all),
+            ("string_find_all_n", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _fn_find_all),
+        ),
+    ]
+
+
 class _Env:
     """The compiled-once cel-cpp environment and its function table."""
 
@@ -308,62 +388,8 @@ class _Env:
 
         T = cel.Type
         dyn_map = T.Map(T.STRING, T.DYN)
-        dyn_list = T.List(T.DYN)
         q = dyn_map  # quantities and versions are maps, see the module docstring
-
-        def fn(name: str, *overloads: tuple[str, Any, list[Any], bool, Callable[..., Any]]) -> Any:
-            return cel.FunctionDecl(
-                name,
-                [
-                    cel.Overload(oid, ret, params, is_member=member, impl=impl)
-                    for oid, ret, params, member, impl in overloads
-                ],
-            )
-
-        functions = [
-            fn("quantity", ("quantity_string", q, [T.STRING], False, _fn_quantity)),
-            fn("isQuantity", ("is_quantity_string", T.BOOL, [T.STRING], False, _fn_is_quantity)),
-            fn("isInteger", ("quantity_is_integer", T.BOOL, [q], True, _fn_is_integer)),
-            fn("asInteger", ("quantity_as_integer", T.INT, [q], True, _fn_as_integer)),
-            fn("asApproximateFloat", ("quantity_as_float", T.DOUBLE, [q], True, _fn_as_approximate_float)),
-            fn("sign", ("quantity_sign", T.INT, [q], True, _fn_sign)),
-            fn(
-                "add",
-                ("quantity_add", q, [q, q], True, _fn_add),
-                ("quantity_add_int", q, [q, T.INT], True, _fn_add),
-            ),
-            fn(
-                "sub",
-                ("quantity_sub", q, [q, q], True, _fn_sub),
-                ("quantity_sub_int", q, [q, T.INT], True, _fn_sub),
-            ),
-            fn("compareTo", ("k8s_compare_to", T.INT, [q, q], True, _fn_compare_to)),
-            fn("isLessThan", ("k8s_is_less_than", T.BOOL, [q, q], True, _fn_is_less_than)),
-            fn("isGreaterThan", ("k8s_is_greater_than", T.BOOL, [q, q], True, _fn_is_greater_than)),
-            fn(
-                "semver",
-                ("string_to_semver", q, [T.STRING], False, _fn_semver),
-                ("string_bool_to_semver", q, [T.STRING, T.BOOL], False, _fn_semver_normalize),
-            ),
-            fn(
-                "isSemver",
-                ("is_semver_string", T.BOOL, [T.STRING], False, _fn_is_semver),
-                ("is_semver_string_bool", T.BOOL, [T.STRING, T.BOOL], False, _fn_is_semver_normalize),
-            ),
-            fn("major", ("semver_major", T.INT, [q], True, _fn_major)),
-            fn("minor", ("semver_minor", T.INT, [q], True, _fn_minor)),
-            fn("patch", ("semver_patch", T.INT, [q], True, _fn_patch)),
-            fn("isSorted", ("list_is_sorted", T.BOOL, [dyn_list], True, _fn_is_sorted)),
-            fn("sum", ("list_sum", T.DYN, [dyn_list], True, _fn_sum)),
-            fn("min", ("list_min", T.DYN, [dyn_list], True, _fn_min)),
-            fn("max", ("list_max", T.DYN, [dyn_list], True, _fn_max)),
-            fn("find", ("string_find", T.STRING, [T.STRING, T.STRING], True, _fn_find)),
-            fn(
-                "findAll",
-                ("string_find_all", T.List(T.STRING), [T.STRING, T.STRING], True, _fn_find_all),
-                ("string_find_all_n", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _fn_find_all),
-            ),
-        ]
+        functions = [*_quantity_functions(cel, q), *_semver_functions(cel, q), *_list_and_regex_functions(cel)]
         variables = {
             _VAR_DRIVER: T.STRING,
             _VAR_ATTRIBUTES: T.Map(T.STRING, dyn_map),

@@ -46,6 +46,75 @@ TOO_MANY_PODS = "Too many pods"
 # Checked resources whose failure bits fit one int64 key (1 + 2 per resource <= 63 bits).
 _PACKED_CHECKS = 30
 
+# A checked resource: (label, request, allocatable column, free amount per node).
+_Check = tuple[str, int, np.ndarray, np.ndarray]
+
+
+def _at(a: np.ndarray, idx: np.ndarray | None) -> np.ndarray:
+    """A column at the nodes `idx` (None: all nodes)."""
+    return a if idx is None else a[idx]
+
+
+def _less(a: np.ndarray, more: np.ndarray | None) -> np.ndarray:
+    return a if more is None else a - more
+
+
+class _FitStatuses:
+    """fitsRequest's statuses over many nodes: a key per node saying which resources fail and which are
+    beyond allocatable (unresolvable), and one Status per distinct key, made when first asked for.
+
+    Up to _PACKED_CHECKS checked resources a key packs its bits into one int64; beyond that (many
+    extended resources) a key is the number of a distinct row of bits, found by np.unique.
+    """
+
+    __slots__ = ("_checks", "_idx", "_packed", "_plugin", "_rows", "_table", "_too_many")
+
+    def __init__(self, plugin: str, too_many: np.ndarray, checks: list[_Check], idx: np.ndarray | None) -> None:
+        self._plugin = plugin
+        self._too_many = too_many
+        self._checks = checks
+        self._idx = idx
+        self._packed = len(checks) <= _PACKED_CHECKS
+        self._rows: np.ndarray | None = None
+        self._table: dict[int, Status] = {}
+
+    def keys(self) -> np.ndarray:
+        """Bit 0: too many pods; per checked resource j, bit 2j+1: insufficient, bit 2j+2: beyond allocatable."""
+        idx = self._idx
+        if self._packed:
+            key = self._too_many.astype(np.int64)
+            for j, (_name, q, alloc, free) in enumerate(self._checks):
+                fail = q > free
+                key |= (fail.astype(np.int64) << (2 * j + 1)) | (
+                    (fail & (q > _at(alloc, idx))).astype(np.int64) << (2 * j + 2)
+                )
+            return key
+        columns = [self._too_many]
+        for _name, q, alloc, free in self._checks:
+            fail = q > free
+            columns += [fail, fail & (q > _at(alloc, idx))]
+        distinct, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+        self._rows = distinct
+        return inverse.reshape(-1).astype(np.int64)
+
+    def _bit(self, k: int, b: int) -> bool:
+        return bool(k >> b & 1) if self._packed else bool(self._rows[k, b])  # type: ignore[index]
+
+    def status_of_key(self, k: int) -> Status:
+        st = self._table.get(k)
+        if st is None:
+            labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, *_ in self._checks]
+            reasons = [labels[0]] if self._bit(k, 0) else []
+            unresolvable = False
+            for j in range(1, len(labels)):
+                if self._bit(k, 2 * j - 1):
+                    reasons.append(labels[j])
+                    unresolvable |= self._bit(k, 2 * j)
+            st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
+            st.plugin = self._plugin
+            self._table[k] = st
+        return st
+
 
 class InsufficientResource:
     __slots__ = ("capacity", "reason", "requested", "resource", "unresolvable", "used")
@@ -248,84 +317,41 @@ class Fit(
         fail and which are unresolvable, so nodes failing alike share one Status."""
         req = self._request(state)
         c = snapshot.columns
-
-        def col(a: np.ndarray) -> np.ndarray:
-            return a if idx is None else a[idx]
-
-        def less(a: np.ndarray, more: np.ndarray | None) -> np.ndarray:
-            return a if more is None else a - more
-
-        # (label, request, allocatable, free) per checked resource, in fitsRequest's order.
         # len(pods)+1 > allowedPodNumber, compared directly: allowed - len(pods) could leave int64.
-        pod_count = col(c.pod_count) if extra is None else col(c.pod_count) + extra.pods
-        too_many = pod_count >= col(c.alloc_pods)
+        pod_count = _at(c.pod_count, idx) if extra is None else _at(c.pod_count, idx) + extra.pods
+        too_many = pod_count >= _at(c.alloc_pods, idx)
         failed = too_many.copy()
-        checks: list[tuple[str, int, np.ndarray, np.ndarray]] = []
-        if not req.is_zero():
-            if req.milli_cpu > 0:
-                checks.append(("cpu", req.milli_cpu, c.alloc_cpu, less(col(c.free_cpu), extra and extra.cpu)))
-            if req.memory > 0:
-                checks.append(("memory", req.memory, c.alloc_mem, less(col(c.free_mem), extra and extra.mem)))
-            if req.ephemeral_storage > 0:
-                free_eph = less(col(c.free_eph), extra and extra.eph)
-                checks.append(("ephemeral-storage", req.ephemeral_storage, c.alloc_eph, free_eph))
-            for name in sorted(req.scalar):
-                q = req.scalar[name]
-                if q == 0 or _ignored(name, self.ignored, self.ignored_groups):
-                    continue
-                alloc, used, _present = snapshot.scalar_columns(name)
-                more = extra.scalar.get(name) if extra is not None else None
-                free = col(alloc) - col(used)
-                checks.append((name, q, alloc, less(free, more)))
-            for _name, q, _alloc, free in checks:
-                failed |= q > free
-
-        # Up to 30 checked resources a key packs its bits into one int64; beyond that (many extended
-        # resources) a key is the number of a distinct row of bits, found by np.unique.
-        packed = len(checks) <= _PACKED_CHECKS
-        rows: list[np.ndarray] = []
-
-        def keys() -> np.ndarray:
-            # Bit 0: too many pods; per checked resource j, bit 2j+1: insufficient, bit 2j+2: beyond allocatable.
-            if packed:
-                key = too_many.astype(np.int64)
-                for j, (_name, q, alloc, free) in enumerate(checks):
-                    fail = q > free
-                    key |= (fail.astype(np.int64) << (2 * j + 1)) | (
-                        (fail & (q > col(alloc))).astype(np.int64) << (2 * j + 2)
-                    )
-                return key
-            columns = [too_many]
-            for _name, q, alloc, free in checks:
-                fail = q > free
-                columns += [fail, fail & (q > col(alloc))]
-            distinct, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
-            rows.append(distinct)
-            return inverse.reshape(-1).astype(np.int64)
-
-        def bit(k: int, b: int) -> bool:
-            return bool(k >> b & 1) if packed else bool(rows[0][k, b])
-
-        table: dict[int, Status] = {}
-
-        def status_of_key(k: int) -> Status:
-            st = table.get(k)
-            if st is None:
-                labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, *_ in checks]
-                reasons = [labels[0]] if bit(k, 0) else []
-                unresolvable = False
-                for j in range(1, len(labels)):
-                    if bit(k, 2 * j - 1):
-                        reasons.append(labels[j])
-                        unresolvable |= bit(k, 2 * j)
-                st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
-                st.plugin = self.name
-                table[k] = st
-            return st
-
+        checks = [] if req.is_zero() else self._resource_checks(req, snapshot, idx, extra)
+        for _name, q, _alloc, free in checks:
+            failed |= q > free
+        table = _FitStatuses(self.name, too_many, checks, idx)
         # Keys now, while the arrays they read (some are the snapshot's own columns) are this cycle's;
         # a pass without failures never needs them.
-        return FilterVerdicts(failed, keys=keys() if failed.any() else keys, status_of_key=status_of_key)
+        keys = table.keys() if failed.any() else table.keys
+        return FilterVerdicts(failed, keys=keys, status_of_key=table.status_of_key)
+
+    def _resource_checks(
+        self, req: Res, snapshot: Snapshot, idx: np.ndarray | None, extra: ExtraSums | None
+    ) -> list[_Check]:
+        """(label, request, allocatable, free) per requested resource, in fitsRequest's order."""
+        c = snapshot.columns
+        checks: list[_Check] = []
+        if req.milli_cpu > 0:
+            checks.append(("cpu", req.milli_cpu, c.alloc_cpu, _less(_at(c.free_cpu, idx), extra and extra.cpu)))
+        if req.memory > 0:
+            checks.append(("memory", req.memory, c.alloc_mem, _less(_at(c.free_mem, idx), extra and extra.mem)))
+        if req.ephemeral_storage > 0:
+            free_eph = _less(_at(c.free_eph, idx), extra and extra.eph)
+            checks.append(("ephemeral-storage", req.ephemeral_storage, c.alloc_eph, free_eph))
+        for name in sorted(req.scalar):
+            q = req.scalar[name]
+            if q == 0 or _ignored(name, self.ignored, self.ignored_groups):
+                continue
+            alloc, used, _present = snapshot.scalar_columns(name)
+            more = extra.scalar.get(name) if extra is not None else None
+            free = _at(alloc, idx) - _at(used, idx)
+            checks.append((name, q, alloc, _less(free, more)))
+        return checks
 
     def amounts_verdicts_all(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: ExtraSums
