@@ -1,6 +1,6 @@
 """Grouped Filter failures: FilterVerdicts.grouped (interface.py) against grouping status(i) node by node, and
-FilterOutcome.groups (runtime.py) of a real Framework run against its per-node statuses() — the groups are
-what the scheduler hands to NodeToStatus, so they decide the FitError message and preemption's candidates."""
+FilterOutcome.groups (runtime/filter_outcome.py) of a real Framework run against its per-node statuses() — the
+groups are what the scheduler hands to NodeToStatus, so they decide the FitError message and preemption's candidates."""
 
 from __future__ import annotations
 
