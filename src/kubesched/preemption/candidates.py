@@ -54,7 +54,7 @@ def pick_one_node_for_preemption(
     return candidates[0]
 
 
-def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], int]]:
+def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], float]]:
     """Upstream's criteria: fewest PDB violations, lowest top victim priority, lowest priority sum, fewest
     victims, latest start of the top-priority victims."""
 
@@ -89,4 +89,4 @@ def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], in
             return NOW_READ + reads
         return earliest
 
-    return [pdb, highest, priority_sum, count, latest_start]  # type: ignore[list-item]
+    return [pdb, highest, priority_sum, count, latest_start]

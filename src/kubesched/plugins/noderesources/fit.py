@@ -337,11 +337,13 @@ class Fit(
         c = snapshot.columns
         checks: list[_Check] = []
         if req.milli_cpu > 0:
-            checks.append(("cpu", req.milli_cpu, c.alloc_cpu, _less(_at(c.free_cpu, idx), extra and extra.cpu)))
+            free_cpu = _less(_at(c.free_cpu, idx), None if extra is None else extra.cpu)
+            checks.append(("cpu", req.milli_cpu, c.alloc_cpu, free_cpu))
         if req.memory > 0:
-            checks.append(("memory", req.memory, c.alloc_mem, _less(_at(c.free_mem, idx), extra and extra.mem)))
+            free_mem = _less(_at(c.free_mem, idx), None if extra is None else extra.mem)
+            checks.append(("memory", req.memory, c.alloc_mem, free_mem))
         if req.ephemeral_storage > 0:
-            free_eph = _less(_at(c.free_eph, idx), extra and extra.eph)
+            free_eph = _less(_at(c.free_eph, idx), None if extra is None else extra.eph)
             checks.append(("ephemeral-storage", req.ephemeral_storage, c.alloc_eph, free_eph))
         for name in sorted(req.scalar):
             q = req.scalar[name]
