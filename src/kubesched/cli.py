@@ -361,6 +361,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_progress_arguments(cap)
     cap.set_defaults(func=cmd_capacity)
 
+    from kubesched.research import command as research_command
+
+    res = sub.add_parser("research", help="scheduling-policy research: replay the openb GPU trace (FGD paper)")
+    research_command.add_arguments(res)
+
     snap = sub.add_parser("snapshot", help="capture a live cluster into a scenario file (to stdout)")
     from kubesched.live import snapshot
 
