@@ -9,21 +9,23 @@ scheduler's hooks for work done off the scheduling cycle and for metrics.
 
 `Handle` is the contract plugins type against; framework.profile_handle holds
 its one implementation and the factory every caller builds handles with.
+`PodNominator` is what plugins and the runtime read of the nominator
+(framework.PodNominator upstream); queue.nominator.Nominator implements it.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from kubesched.framework.cluster_client import ClusterClient
+    from kubesched.framework.pod_sums import ExtraSums
     from kubesched.framework.runtime import Framework
     from kubesched.framework.snapshot import Snapshot
-    from kubesched.framework.types import PodInfo
+    from kubesched.framework.types import NodeInfo, PodInfo
     from kubesched.framework.waiting_pods import WaitingPod
-    from kubesched.queue.nominator import Nominator
 
 
 class Lister:
@@ -38,6 +40,32 @@ class Lister:
 
     def list(self) -> list[Any]:
         return list(self._items())
+
+
+class PodNominator(Protocol):
+    """The pods nominated to nodes by earlier preemptions, as plugins and the runtime read them."""
+
+    @property
+    def nominated_pods(self) -> Mapping[str, list[str]]:
+        """Node name -> the uids of the pods nominated to it, in nomination order."""
+        ...
+
+    @property
+    def pods(self) -> Mapping[str, PodInfo]:
+        """Uid -> the latest PodInfo of each nominated pod."""
+        ...
+
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
+        """The pods nominated to `node`, in nomination order."""
+        ...
+
+    def has_nominations(self) -> bool:
+        """Whether any pod is nominated anywhere."""
+        ...
+
+    def sums_at_least(self, nodes: list[NodeInfo], pod: PodInfo) -> ExtraSums | None:
+        """Per node of `nodes`, the nominated pods `pod` must yield to, summed; None when there are none."""
+        ...
 
 
 class Handle(Protocol):
@@ -65,7 +93,7 @@ class Handle(Protocol):
         """The cluster's objects of one kind, any kind (including kinds a plugin registers)."""
         ...
 
-    def nominator(self) -> Nominator | None:
+    def nominator(self) -> PodNominator | None:
         """The pods nominated to nodes by earlier preemptions (None outside a scheduler)."""
         ...
 

@@ -8,12 +8,15 @@ removed, without cloning a single NodeInfo. Sums wrap as Go's int64 sums do.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubesched.api.int64 import wrap
 from kubesched.framework.types import NodeInfo, PodInfo, Resource
+
+if TYPE_CHECKING:
+    from kubesched.framework.handle import PodNominator
 
 # CycleState key under which the runtime leaves this cycle's whole-snapshot Filter verdicts
 # ({plugin name: failed mask}), for preemption's dry runs to reuse.
@@ -203,7 +206,7 @@ def ge_priority_nominated(nominated: Iterable[PodInfo], pod: PodInfo) -> list[Po
     return [p for p in nominated if p.priority >= pod.priority and p.uid != pod.uid]
 
 
-def ge_priority_nominations(nominator: Any, pod: PodInfo) -> dict[str, list[PodInfo]]:
+def ge_priority_nominations(nominator: PodNominator | None, pod: PodInfo) -> dict[str, list[PodInfo]]:
     """Node name -> the nominated pods `pod` must yield to there, for every node that has some."""
     out: dict[str, list[PodInfo]] = {}
     if nominator is None:

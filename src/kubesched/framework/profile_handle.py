@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from kubesched.framework.handle import Lister
+from kubesched.framework.handle import Lister, PodNominator
 from kubesched.framework.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from kubesched.framework.runtime import Framework
     from kubesched.framework.types import PodInfo
     from kubesched.framework.waiting_pods import WaitingPod
-    from kubesched.queue.nominator import Nominator
 
 _NO_OBJECTS = Lister(lambda _key: None, tuple)
 
@@ -31,7 +30,7 @@ def _no_objects(_kind: str) -> Lister:
     return _NO_OBJECTS
 
 
-def _no_nominator() -> Nominator | None:
+def _no_nominator() -> PodNominator | None:
     return None
 
 
@@ -73,7 +72,7 @@ class ProfileHandle:
         client: ClusterClient,
         snapshot: Callable[[], Snapshot],
         lister: Callable[[str], Lister],
-        nominator: Callable[[], Nominator | None],
+        nominator: Callable[[], PodNominator | None],
         now: Callable[[], float],
         rng: random.Random,
         activate: Callable[[Iterable[PodInfo]], None],
@@ -115,7 +114,7 @@ class ProfileHandle:
     def lister(self, kind: str) -> Lister:
         return self._lister(kind)
 
-    def nominator(self) -> Nominator | None:
+    def nominator(self) -> PodNominator | None:
         return self._nominator()
 
     def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
@@ -164,7 +163,7 @@ def new_handle(
     *,
     snapshot: Callable[[], Snapshot] | None = None,
     lister: Callable[[str], Lister] = _no_objects,
-    nominator: Callable[[], Nominator | None] = _no_nominator,
+    nominator: Callable[[], PodNominator | None] = _no_nominator,
     now: Callable[[], float] = _time_zero,
     rng: random.Random | None = None,
     activate: Callable[[Iterable[PodInfo]], None] = _activate_nothing,
