@@ -149,7 +149,7 @@ def make_node(row: NodeRow) -> Node:
     }
     labels = {"kubernetes.io/hostname": row.name, **({GPU_MODEL: row.model} if row.model else {})}
     raw = {"metadata": {"name": row.name, "labels": labels}, "status": {"capacity": capacity, "allocatable": capacity}}
-    return decode("Node", raw)  # type: ignore[no-any-return]
+    return decode("Node", raw)
 
 
 def make_pod(row: PodRow, name: str | None = None) -> Pod:
@@ -167,7 +167,7 @@ def make_pod(row: PodRow, name: str | None = None) -> Pod:
         "metadata": {"name": name or row.name, "namespace": NAMESPACE, "annotations": annotations},
         "spec": {"containers": [container], "restartPolicy": "OnFailure"},
     }
-    return decode("Pod", raw)  # type: ignore[no-any-return]
+    return decode("Pod", raw)
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,7 @@ class FGD(VectorScorePlugin):
         before = node_frag(v, self.typical)
         after = NodeGpus(v.name, v.cpu_left - req.cpu, v.cpu_capacity, v.model, list(v.free), v.affinity)
         if req.is_share:
-            out = []
+            out: list[tuple[int, tuple[int, ...]]] = []
             for i, f in enumerate(v.free):
                 if f >= req.milli:
                     after.free = [x - req.milli if j == i else x for j, x in enumerate(v.free)]

@@ -120,7 +120,7 @@ def parse_request(pod: PodInfo) -> GpuRequest:
             raise GpuRequestError(f"{GPU_MILLI}: {milli}: more than one GPU's 1000")
         req = GpuRequest(pod.non0_cpu, milli, num if milli > 0 else 0, ann.get(GPU_MODEL, ""))
         pod.cache[_REQUEST_KEY] = req
-    return req  # type: ignore[no-any-return]
+    return req
 
 
 def _int_annotation(ann: dict[str, str], key: str) -> int:
@@ -140,7 +140,7 @@ def allocation(pod: PodInfo) -> tuple[tuple[int, ...], int] | None:
     """The GPUs a pod on a node holds and its milli on each: chosen at Reserve, or its gpu-index annotation."""
     alloc = pod.cache.get(_ALLOC_KEY)
     if alloc is not None:
-        return alloc  # type: ignore[no-any-return]
+        return alloc
     raw = (pod.pod.metadata.annotations or {}).get(GPU_INDEX)
     if not raw:
         return None
