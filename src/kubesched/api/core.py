@@ -248,7 +248,6 @@ class PodSpec(K8sStruct):
     resources: ResourceRequirements | None = None
     termination_grace_period_seconds: int | None = None
     resource_claims: list[PodResourceClaim] = []
-    restart_policy: str = ""
     active_deadline_seconds: int | None = None
 
 

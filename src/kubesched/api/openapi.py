@@ -45,7 +45,7 @@ class KindInfo:
 @cache
 def _table() -> dict[str, Any]:
     text = resources.files("kubesched.api").joinpath("openapi-v1.34.1.json").read_text()
-    return json.loads(text)  # type: ignore[no-any-return]
+    return json.loads(text)
 
 
 @cache
@@ -229,7 +229,7 @@ class _Walk:
             if not isinstance(value, container):
                 self.mismatch(value, expr, path, go_path, struct, False)
                 return
-            if container is list:
+            if isinstance(value, list):
                 for i, item in enumerate(value):
                     self.value(item, expr[1], f"{path}[{i}]", go_path, struct)
             else:

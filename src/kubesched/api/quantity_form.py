@@ -186,8 +186,8 @@ class Quantity:
         elif fmt != DECIMAL_SI:
             fmt = DECIMAL_EXPONENT
         if fmt == BINARY_SI:
-            mantissa, times = strip_factors(whole, 1024)
-            return f"{mantissa}{_BINARY_SUFFIX.get(times, '')}"
+            base, times = strip_factors(whole, 1024)
+            return f"{base}{_BINARY_SUFFIX.get(times, '')}"
         digits = str(abs(self.amount))
         stripped = digits.rstrip("0")
         exponent = self.exp + len(digits) - len(stripped)

@@ -110,7 +110,7 @@ class EmbeddedClient:
     # ------------------------------------------------------------ pods
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
-        return self.store.find(POD, f"{namespace}/{name}")  # type: ignore[no-any-return]
+        return self.store.find(POD, f"{namespace}/{name}")
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST pods/NAME/binding: sets spec.nodeName and PodScheduled=True."""
@@ -158,7 +158,7 @@ class EmbeddedClient:
         if not changes:
             return pod
         pod = quantities_through_json(pod)
-        return self.store.update(POD, msgspec.structs.replace(pod, status=msgspec.structs.replace(status, **changes)))  # type: ignore[no-any-return]
+        return self.store.update(POD, msgspec.structs.replace(pod, status=msgspec.structs.replace(status, **changes)))
 
     def patch_pod_status(self, namespace: str, name: str, condition: PodCondition) -> Pod | None:
         """util.PatchPodStatus: a condition written at once (preemption's DisruptionTarget, before the delete).
@@ -216,10 +216,10 @@ class EmbeddedClient:
     # ------------------------------------------------------------ convenience for loaders
 
     def add_node(self, node: Node) -> Node:
-        return self.create("Node", node)  # type: ignore[no-any-return]
+        return self.create("Node", node)
 
     def add_storage_class(self, sc: StorageClass) -> StorageClass:
-        return self.create("StorageClass", sc)  # type: ignore[no-any-return]
+        return self.create("StorageClass", sc)
 
 
 def quantities_through_json(pod: Pod) -> Pod:

@@ -29,7 +29,7 @@ _STR = "tag:yaml.org,2002:str"
 _YAML_TAG = "tag:yaml.org,2002:"
 
 
-class _NodeLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _NodeLoader(_BaseLoader):
     """Composes nodes and marks untagged plain scalars so they can be resolved as yaml.v2 does."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:

@@ -28,6 +28,7 @@ from kubesched.plugins.dynamicresources.claims import ClaimLookupError, claim_na
 from kubesched.plugins.dynamicresources.pools import node_selector_matches
 
 if TYPE_CHECKING:
+    from kubesched.api.core import Node
     from kubesched.api.resource import AllocationResult, ResourceClaim
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.runtime import Framework
@@ -184,17 +185,17 @@ class ClaimsView:
             out.append(entry)
         pending = [e for e in out if not e.allocated_before]
         if pending and s.allocator is not None:
-            self._fill_pending(ni, pending, unreachable)
+            self._fill_pending(ni, node, pending, unreachable)
         return out
 
-    def _fill_pending(self, ni: NodeInfo, pending: list[ClaimOnNode], unreachable: bool) -> None:
+    def _fill_pending(self, ni: NodeInfo, node: Node, pending: list[ClaimOnNode], unreachable: bool) -> None:
         """The allocation Filter found on the node; else, per claim, why there is none."""
         s = self.s
         lazy = s.node_allocations.get(ni.name)
         try:
             if lazy is None and unreachable:
                 # Filter found the allocation but, another claim being out of reach, did not keep it.
-                lazy = s.allocator.allocate_lazy(ni.node, s.to_allocate, self._deadline())
+                lazy = s.allocator.allocate_lazy(node, s.to_allocate, self._deadline())
             results = lazy() if lazy is not None else None
         except AllocationTimeout:
             results, error = None, "timed out trying to allocate devices"
@@ -210,6 +211,6 @@ class ClaimsView:
             for entry in pending:
                 entry.reason = error
             return
-        for entry, d in zip(pending, diagnose(s.allocator, ni.node, s.to_allocate, self._deadline()), strict=False):
+        for entry, d in zip(pending, diagnose(s.allocator, node, s.to_allocate, self._deadline()), strict=False):
             entry.reason = why_text(d)
             entry.requests = list(d.requests)

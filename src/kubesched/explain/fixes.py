@@ -75,8 +75,8 @@ def _label(labels: Mapping[str, str], key: str) -> str:
 def _fit(pl: FilterPlugin, state: CycleState, pod: PodInfo, ni: NodeInfo, st: Status, snap: Snapshot) -> list[Fix]:
     from kubesched.plugins.noderesources.fit import fits_request
 
-    ignored = getattr(pl, "ignored", frozenset())
-    groups = getattr(pl, "ignored_groups", frozenset())
+    ignored: frozenset[str] = getattr(pl, "ignored", frozenset())
+    groups: frozenset[str] = getattr(pl, "ignored_groups", frozenset())
     out = []
     for r in fits_request(pod.requests, ni, ignored, groups):
         if r.reason == "Too many pods":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from rich.console import Group
@@ -48,7 +49,7 @@ def _failures(r: NodeReport) -> str:
     return "\n".join(f"{'▶ ' if f.first else '  '}{f.plugin}: {f.reason}" for f in failed)
 
 
-def _grouped(rows: list[tuple[str, tuple[str, ...]]]) -> list[tuple[str, tuple[str, ...]]]:
+def _grouped(rows: Sequence[tuple[str, tuple[str, ...]]]) -> Sequence[tuple[str, tuple[str, ...]]]:
     """Rows of a large cluster merged by identical cells: "n1, n2, n3 (+12 more)" in the node column.
 
     Up to GROUP_ABOVE nodes every node keeps its own row; JSON always has one entry per node.

@@ -22,6 +22,7 @@ import tempfile
 import time
 from contextlib import suppress
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import SplitResult, urlsplit
 
 from kubesched.config.types import Extender
@@ -255,7 +256,8 @@ def _resolve(host: str, port: int, prefix: str) -> list[tuple[socket.AddressFami
     if not infos:
         raise TransportError(prefix + f"dial tcp: lookup {host} on {_nameserver()}: no such host")
     primary = infos[0][0]
-    return [(fam, sa[:2]) for fam, _, _, _, sa in infos if fam == primary]
+    # An AF_INET or AF_INET6 address for a host name: (host, port), and flow info and scope id for IPv6.
+    return [(fam, cast("tuple[str, int]", sa[:2])) for fam, _, _, _, sa in infos if fam == primary]
 
 
 def _nameserver() -> str:

@@ -109,7 +109,7 @@ def decode_node(raw: Mapping[str, Any]) -> Node:
     from kubesched.api.decode import DecodeError, decode
 
     try:
-        return decode("Node", raw)  # type: ignore[no-any-return]
+        return decode("Node", raw)
     except DecodeError as err:
         where = f" at {err.field}" if err.field else ""
         raise ValueError(f"json: cannot unmarshal Node{where}: {err.message}") from None

@@ -23,10 +23,14 @@ cycle) and dropped when the node list changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from typing import Generic, TypeVar, cast
 
 import numpy as np
 
 from kubesched.framework.types import NodeInfo, Resource
+
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 
 
 class CountIndex:
@@ -49,26 +53,26 @@ class CountIndex:
         return self.counts
 
 
-class KeyIndex:
+class KeyIndex(Generic[K]):
     """Per key that some node's pods carry, an array of how many times each node's pods carry it."""
 
     __slots__ = ("arrays", "extract", "gens", "per_node", "totals")
 
-    def __init__(self, n: int, extract: Callable[[NodeInfo], Iterable[Hashable]]) -> None:
+    def __init__(self, n: int, extract: Callable[[NodeInfo], Iterable[K]]) -> None:
         self.extract = extract
         self.gens = np.full(n, -1, np.int64)
-        self.per_node: list[dict[Hashable, int]] = [{} for _ in range(n)]
-        self.arrays: dict[Hashable, np.ndarray] = {}
-        self.totals: dict[Hashable, int] = {}
+        self.per_node: list[dict[K, int]] = [{} for _ in range(n)]
+        self.arrays: dict[K, np.ndarray] = {}
+        self.totals: dict[K, int] = {}
 
-    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> dict[Hashable, np.ndarray]:
+    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> dict[K, np.ndarray]:
         stale = np.flatnonzero(self.gens != row_gen)
         if not len(stale):
             return self.arrays
         n = len(self.gens)
         arrays, totals = self.arrays, self.totals
         for i in stale.tolist():
-            new: dict[Hashable, int] = {}
+            new: dict[K, int] = {}
             for key in self.extract(nodes[i]):
                 new[key] = new.get(key, 0) + 1
             old = self.per_node[i]
@@ -117,8 +121,8 @@ class SumsIndex:
                 self.mem[i] = r.memory
                 self.eph[i] = r.ephemeral_storage
                 self.pods[i] = count
-                for arr in self.scalar.values():
-                    arr[i] = 0
+                for column in self.scalar.values():
+                    column[i] = 0
                 for name, v in r.scalar.items():
                     arr = self.scalar.get(name)
                     if arr is None:
@@ -128,17 +132,18 @@ class SumsIndex:
         return self
 
 
-class RowValues:
+class RowValues(Generic[T]):
     """Per node, a value derived from its NodeInfo (e.g. its pods in some order), rebuilt when the row changes."""
 
     __slots__ = ("derive", "gens", "values")
 
-    def __init__(self, n: int, derive: Callable[[NodeInfo], object]) -> None:
+    def __init__(self, n: int, derive: Callable[[NodeInfo], T]) -> None:
         self.derive = derive
         self.gens = np.full(n, -1, np.int64)
-        self.values: list[object] = [None] * n
+        # Placeholders: every row is stale until the first sync, which derives them all.
+        self.values: list[T] = cast("list[T]", [None] * n)
 
-    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> list[object]:
+    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> list[T]:
         stale = np.flatnonzero(self.gens != row_gen)
         if len(stale):
             values, derive = self.values, self.derive

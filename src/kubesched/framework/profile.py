@@ -13,6 +13,7 @@ import path; their args are decoded into the type they declare
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -226,7 +227,7 @@ def build_frameworks(
             out[profile.scheduler_name] = build_framework(
                 profile,
                 registry,
-                lambda fw, name=profile.scheduler_name: handle_for(name, fw),
+                functools.partial(handle_for, profile.scheduler_name),
                 cfg.percentage_of_nodes_to_score,
             )
         except FrameworkError as err:

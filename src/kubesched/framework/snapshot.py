@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar, cast, overload
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from kubesched.api.int64 import wrap
 from kubesched.framework.pod_index import CountIndex, KeyIndex, RowValues, SumsIndex
 from kubesched.framework.types import NodeInfo, Resource
 
-PodIndex = CountIndex | KeyIndex | SumsIndex | RowValues
+PodIndex = CountIndex | KeyIndex[Any] | SumsIndex | RowValues[Any]
 
 # Pod indexes kept at once (least recently used dropped): each holds an int64 per node.
 MAX_POD_INDEXES = 128
@@ -33,6 +33,8 @@ MAX_POD_INDEXES = 128
 NARROW = 1 << 54
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+IndexT = TypeVar("IndexT", bound=PodIndex)
 
 
 class NodeSubset(Sequence[NodeInfo]):
@@ -52,7 +54,13 @@ class NodeSubset(Sequence[NodeInfo]):
         """The snapshot indices of the subset's nodes (read-only)."""
         return self._idx
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+    @overload
+    def __getitem__(self, i: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[NodeInfo]: ...
+
+    def __getitem__(self, i: int | slice) -> NodeInfo | list[NodeInfo]:
         if isinstance(i, slice):
             return [self._nodes[int(j)] for j in self._idx[i]]
         return self._nodes[int(self._idx[i])]
@@ -180,7 +188,8 @@ class Snapshot:
     def get(self, name: str) -> NodeInfo | None:
         return self.node_map.get(name)
 
-    def list(self) -> list[NodeInfo]:
+    def node_infos(self) -> list[NodeInfo]:
+        """The NodeInfos in scheduling order (NodeInfoLister.List upstream); the same list as `nodes`."""
         return self.nodes
 
     def have_pods_with_affinity(self) -> list[NodeInfo]:
@@ -245,35 +254,35 @@ class Snapshot:
         The array is the index's own: read it, do not write it.
         """
         index = self._pod_index(key, lambda: CountIndex(self.num_nodes, count))
-        return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
+        return index.sync(self.nodes, self.row_gen)
 
-    def key_counts(
-        self, key: Hashable, extract: Callable[[NodeInfo], Iterable[Hashable]]
-    ) -> dict[Hashable, np.ndarray]:
+    def key_counts(self, key: Hashable, extract: Callable[[NodeInfo], Iterable[K]]) -> dict[K, np.ndarray]:
         """Per key that `extract` yields for some node, how many times each node yields it."""
         index = self._pod_index(key, lambda: KeyIndex(self.num_nodes, extract))
-        return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
+        return index.sync(self.nodes, self.row_gen)
 
     def pod_sums(self, key: Hashable, select: Callable[[NodeInfo], tuple[Resource, int]]) -> SumsIndex:
         """Per node, the summed requests and number of the pods `select` picks (arrays, read-only)."""
         index = self._pod_index(key, lambda: SumsIndex(self.num_nodes, select))
-        return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
+        return index.sync(self.nodes, self.row_gen)
 
     def row_values(self, key: Hashable, derive: Callable[[NodeInfo], T]) -> list[T]:
         """Per node, `derive(node_info)`, recomputed only on rows that changed."""
         index = self._pod_index(key, lambda: RowValues(self.num_nodes, derive))
-        return index.sync(self.nodes, self.row_gen)  # type: ignore[return-value]
+        return index.sync(self.nodes, self.row_gen)
 
-    def _pod_index(self, key: Hashable, build: Callable[[], PodIndex]) -> PodIndex:
+    def _pod_index(self, key: Hashable, build: Callable[[], IndexT]) -> IndexT:
         indexes = self._pod_indexes
         index = indexes.get(key)
         if index is None:
-            index = indexes[key] = build()
+            built = build()
+            indexes[key] = built
             if len(indexes) > MAX_POD_INDEXES:
                 indexes.popitem(last=False)
-        else:
-            indexes.move_to_end(key)
-        return index
+            return built
+        indexes.move_to_end(key)
+        # A key names one question, always asked through the same method: its index is of the kind built for it.
+        return cast(IndexT, index)
 
     def node_names(self) -> np.ndarray:
         return self.node_cache("names", lambda: np.array([ni.name for ni in self.nodes], dtype=object))

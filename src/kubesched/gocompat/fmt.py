@@ -19,6 +19,7 @@ def go_format_float_v(f: float) -> str:
         return "NaN"
     d = Decimal(repr(f))
     sign, dig, exp = d.as_tuple()
+    assert isinstance(exp, int)  # a finite number's (infinities and NaN returned above)
     ds = "".join(str(x) for x in dig).rstrip("0") or "0"
     e = exp + len(dig) - 1
     if f == 0:

@@ -53,7 +53,7 @@ def go_round(x: float) -> float:
     """math.Round: half away from zero; a score converts it to int64 afterwards (int(go_round(x)))."""
     if math.isnan(x) or math.isinf(x):
         return x
-    t = math.trunc(x)
+    t: float = math.trunc(x)
     if abs(x - t) >= 0.5:
         t += math.copysign(1.0, x)
     return float(t)

@@ -31,6 +31,7 @@ def go_float_literal(f: float, bits: int = 64) -> str:
             s = s.rstrip("0").rstrip(".")
         return s
     sign, dig, exp = d.as_tuple()
+    assert isinstance(exp, int), "encoding/json has no literal for infinities and NaN"
     ds = "".join(str(x) for x in dig).rstrip("0") or "0"
     e = exp + len(dig) - 1
     mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")

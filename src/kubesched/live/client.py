@@ -102,7 +102,7 @@ class LiveClient:
     # ------------------------------------------------------------ pods
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
-        return self.mirror.find(POD, f"{namespace}/{name}")  # type: ignore[no-any-return]
+        return self.mirror.find(POD, f"{namespace}/{name}")
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST pods/NAME/binding through the dispatcher, waited for (from the bind pool, never the loop)."""

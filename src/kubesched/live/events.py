@@ -177,7 +177,9 @@ class EventBroadcaster:
         ev = self.cache.pop(key, None)
         self._observed.pop(key, None)
         uid = ev.get("regarding", {}).get("uid") if ev is not None else None
-        keys = self._by_uid.get(uid) if uid else None
+        if not uid:
+            return
+        keys = self._by_uid.get(uid)
         if keys is not None:
             keys.discard(key)
             if not keys:

@@ -210,10 +210,16 @@ class HttpPool:
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
-        kwargs = {}
         if self.ssl_context is not None:
-            kwargs = {"ssl": self.ssl_context, "server_hostname": self.server_hostname or self.host}
-        _, conn = await loop.create_connection(lambda: _Connection(self), self.host, self.port, **kwargs)
+            _, conn = await loop.create_connection(
+                lambda: _Connection(self),
+                self.host,
+                self.port,
+                ssl=self.ssl_context,
+                server_hostname=self.server_hostname or self.host,
+            )
+        else:
+            _, conn = await loop.create_connection(lambda: _Connection(self), self.host, self.port)
         self._all.add(conn)
         return conn
 

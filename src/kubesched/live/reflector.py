@@ -172,7 +172,7 @@ class Reflector:
                         items.append(obj)
                 meta = doc.get("metadata") or {}
                 rv = str(meta.get("resourceVersion", rv))
-                token = meta.get("continue")
+                token = meta.get("continue") or ""
             if not token:
                 return items, rv
             self.paginated = True

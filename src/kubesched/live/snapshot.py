@@ -139,7 +139,7 @@ class RestFetch:
             message = f"GET {path}: {code} {_reason_phrase(code)}: {detail}".rstrip(": ")
             raise InputError(self.server, message)
         try:
-            return json.loads(body)  # type: ignore[no-any-return]
+            return json.loads(body)
         except ValueError as err:
             raise InputError(self.server, f"GET {path}: not JSON: {err}") from None
 

@@ -50,7 +50,7 @@ def _images(pod: PodInfo) -> list[str]:
         spec = pod.pod.spec
         cached = [normalized_image_name(c.image) for c in chain(spec.init_containers, spec.containers)]
         pod.cache[names.IMAGE_LOCALITY] = cached
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 class ImageLocality(VectorScorePlugin):

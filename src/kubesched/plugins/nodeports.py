@@ -26,7 +26,7 @@ ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 _PRE_FILTER_KEY = "PreFilter" + names.NODE_PORTS
 
 
-class _PreFilterState(tuple):  # type: ignore[type-arg]
+class _PreFilterState(tuple[tuple[str, str, int], ...]):
     def clone(self) -> _PreFilterState:
         return self
 

@@ -165,7 +165,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
         s = state.get(_PRE_FILTER_KEY)
         if s is None:
             raise LookupError(f'cannot read "{_PRE_FILTER_KEY}" from cycleState')
-        return s  # type: ignore[no-any-return]
+        return s
 
     def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
         try:

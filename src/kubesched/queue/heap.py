@@ -46,7 +46,8 @@ class KeyedHeap(Generic[T]):
         if e is None:
             return None
         e[3] = False
-        return e[2]
+        item: T = e[2]
+        return item
 
     def _clean(self) -> None:
         h = self._heap
@@ -62,8 +63,9 @@ class KeyedHeap(Generic[T]):
         if not self._heap:
             return None
         e = heapq.heappop(self._heap)
-        del self._items[self._ident(e[2])]
-        return e[2]
+        item: T = e[2]
+        del self._items[self._ident(item)]
+        return item
 
     def __iter__(self) -> Iterator[T]:
         return (e[2] for e in list(self._items.values()))

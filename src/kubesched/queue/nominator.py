@@ -100,6 +100,6 @@ class Nominator:
             cols = self._columns = NominationColumns(nodes)
             for uid, node in self.pod_to_node.items():
                 cols.add(node, self.pods[uid], 1)
-        node = self.pod_to_node.get(pod.uid)
-        own = (node, self.pods[pod.uid]) if node is not None else None
+        own_node = self.pod_to_node.get(pod.uid)
+        own = (own_node, self.pods[pod.uid]) if own_node is not None else None
         return cols.at_least(pod.priority, own)

@@ -180,7 +180,7 @@ class Ledger:
         if not any_shape:
             return np.zeros(len(self.resources), dtype=np.int64)
         stranded = np.where(usable[:, None], 0, np.maximum(free, 0))
-        return stranded.sum(axis=0)[: len(self.resources)]  # type: ignore[no-any-return]
+        return stranded.sum(axis=0)[: len(self.resources)]
 
     def shares(self) -> np.ndarray:
         """Per node and resource, requested / allocatable (NaN where the node has none of it)."""

@@ -50,7 +50,7 @@ class _RawSource:
         if self._docs is None:
             with collector_paused():
                 self._docs = [_data(d) for d in _documents(self.text, 1) if d is not None]
-        return self._docs[index]  # type: ignore[no-any-return]
+        return self._docs[index]
 
 
 @dataclass(frozen=True, slots=True)

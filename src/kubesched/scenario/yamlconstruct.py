@@ -7,7 +7,7 @@ Separate from yamlstream.py, which splits large streams across processes and rea
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import yaml
@@ -45,7 +45,7 @@ class _Fallback(Exception):
     """The fast constructor met something it leaves to SafeConstructor."""
 
 
-class Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class Loader(_BaseLoader):
     """CSafeLoader with cached scalar resolution and node errors for SafeConstructor's Python errors."""
 
     def __init__(self, stream: str) -> None:
@@ -86,7 +86,10 @@ def _cached_resolver(loader: Any) -> Callable[[type[Node], Any, tuple[bool, bool
     """
     implicit_resolvers = dict(loader.yaml_implicit_resolvers)
     default = loader.DEFAULT_SCALAR_TAG
-    collections = {MappingNode: loader.DEFAULT_MAPPING_TAG, SequenceNode: loader.DEFAULT_SEQUENCE_TAG}
+    collections: dict[type[Node], str] = {
+        MappingNode: loader.DEFAULT_MAPPING_TAG,
+        SequenceNode: loader.DEFAULT_SEQUENCE_TAG,
+    }
     cache: dict[str, str] = {}
 
     def resolve(kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
@@ -251,7 +254,7 @@ def merge_sources(value_node: Node) -> list[MappingNode]:
     raise _Fallback
 
 
-def iter_serial(text: str, skip: int = 0) -> Iterator[Any]:
+def iter_serial(text: str, skip: int = 0) -> Generator[Any, None, None]:
     """The documents of `text` after the first `skip` (which are composed but not constructed)."""
     loader = Loader(text)
     try:

@@ -34,7 +34,7 @@ class Flagged:
 
 
 def _key_text(node: Node) -> str:
-    return str(node.value) if isinstance(node, ScalarNode) else f"<{node.id}>"
+    return f"<{node.id}>" if isinstance(node, MappingNode | SequenceNode) else str(node.value)
 
 
 def find_duplicates(root: Node, key_of: Callable[[Node], Any]) -> tuple[DuplicateKey, ...]:

@@ -45,7 +45,7 @@ import pickle
 import queue
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -135,7 +135,7 @@ def _send_all(out: queue.SimpleQueue[bytes | None], conn: Connection) -> None:
             return
 
 
-def iter_documents(text: str, workers: int | None = None) -> Iterator[Any]:
+def iter_documents(text: str, workers: int | None = None) -> Generator[Any, None, None]:
     """Every document of the stream (None for an empty one), equal to what
     `yaml.load_all(text, Loader=yaml.CSafeLoader)` yields, or its error.
 

@@ -91,13 +91,16 @@ def decode_patch(data: bytes, prefix: str) -> Body:
     return decode_json(data, prefix)
 
 
+_GO_KINDS: dict[type, str] = {str: "string", list: "array", dict: "object"}
+
+
 def go_kind(value: Any) -> str:
     """How Go's "cannot unmarshal X" names a JSON value's kind."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "value")
+    return _GO_KINDS.get(type(value), "value")
 
 
 def decode_json(data: bytes, prefix: str) -> Body:

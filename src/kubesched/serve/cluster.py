@@ -74,9 +74,14 @@ class ServedClient(EmbeddedClient):
 class ServedCluster(EmbeddedCluster):
     """The embedded cluster on a wall clock, with a store that keeps history for watches."""
 
+    store: ServedStore
+    client: ServedClient
+
     def __init__(self, history: int = DEFAULT_HISTORY, event_ttl: float = DEFAULT_EVENT_TTL) -> None:
-        self.clock = SecondsClock()  # type: ignore[assignment]
-        self.store = ServedStore(self.clock, history, event_ttl)
+        clock = SecondsClock()
+        # The one cluster whose clock is not virtual: nothing advances it, simulations never run on it.
+        self.clock = clock  # type: ignore[assignment]
+        self.store = ServedStore(clock, history, event_ttl)
         self.client = ServedClient(self.store)
         self._start_controllers()
 

@@ -71,7 +71,7 @@ class Handler:
         kind = "Binding" if route.sub == "binding" else discovery.kind_name(route.resource)
         body = bodies.decode_object(await bodies.read(req), "yaml" in (req.content_type or ""), kind)
         self._duplicates(mode, body.duplicates, lambda: strict_error(body, kind, route.resource.group_version))
-        return body.data  # type: ignore[no-any-return]
+        return body.data
 
     def _duplicates(self, mode: str, duplicates: list[str], strict: Callable[[], ApiError]) -> None:
         """fieldValidation: Strict refuses, Warn answers with Warning headers, Ignore ignores."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 Matcher = Callable[[dict[str, Any]], bool]
@@ -34,6 +35,39 @@ _SET = re.compile(r"^([^\s!=()]+)\s+(in|notin)\s+\((.*)\)$")
 _EQ = re.compile(r"^([^\s!=]+)\s*(==|=|!=)\s*([^\s]*)$")
 
 
+# One requirement each, its operands bound first (functools.partial), the labels or the object last.
+def _label_in(key: str, values: set[str], labels: dict[str, str]) -> bool:
+    return labels.get(key) in values
+
+
+def _label_not_in(key: str, values: set[str], labels: dict[str, str]) -> bool:
+    return labels.get(key) not in values
+
+
+def _label_equals(key: str, value: str, labels: dict[str, str]) -> bool:
+    return labels.get(key) == value
+
+
+def _label_not_equals(key: str, value: str, labels: dict[str, str]) -> bool:
+    return labels.get(key) != value
+
+
+def _label_exists(key: str, labels: dict[str, str]) -> bool:
+    return key in labels
+
+
+def _label_absent(key: str, labels: dict[str, str]) -> bool:
+    return key not in labels
+
+
+def _field_equals(path: str, value: str, obj: dict[str, Any]) -> bool:
+    return field_value(obj, path) == value
+
+
+def _field_not_equals(path: str, value: str, obj: dict[str, Any]) -> bool:
+    return field_value(obj, path) != value
+
+
 def label_matcher(text: str) -> Matcher:
     """labels.Parse: =, ==, !=, in, notin, exists, !exists."""
     tests: list[Callable[[dict[str, str]], bool]] = []
@@ -42,22 +76,22 @@ def label_matcher(text: str) -> Matcher:
         if m:
             key, op, vals = m.group(1), m.group(2), {v.strip() for v in m.group(3).split(",") if v.strip()}
             if op == "in":
-                tests.append(lambda lb, k=key, vs=vals: lb.get(k) in vs)
+                tests.append(partial(_label_in, key, vals))
             else:
-                tests.append(lambda lb, k=key, vs=vals: lb.get(k) not in vs)
+                tests.append(partial(_label_not_in, key, vals))
             continue
         m = _EQ.match(term)
         if m:
             key, op, val = m.groups()
             if op == "!=":
-                tests.append(lambda lb, k=key, v=val: lb.get(k) != v)
+                tests.append(partial(_label_not_equals, key, val))
             else:
-                tests.append(lambda lb, k=key, v=val: lb.get(k) == v)
+                tests.append(partial(_label_equals, key, val))
             continue
         if term.startswith("!") and re.match(r"^![^\s!=()]+$", term):
-            tests.append(lambda lb, k=term[1:]: k not in lb)
+            tests.append(partial(_label_absent, term[1:]))
         elif re.match(r"^[^\s!=()]+$", term):
-            tests.append(lambda lb, k=term: k in lb)
+            tests.append(partial(_label_exists, term))
         else:
             raise SelectorError(f"unable to parse requirement: {term!r}")
 
@@ -90,7 +124,7 @@ def field_matcher(text: str) -> Matcher:
             raise SelectorError(f"invalid selector: {term!r}; can't understand it")
         key, op, val = m.groups()
         if op == "!=":
-            tests.append(lambda o, k=key, v=val: field_value(o, k) != v)
+            tests.append(partial(_field_not_equals, key, val))
         else:
-            tests.append(lambda o, k=key, v=val: field_value(o, k) == v)
+            tests.append(partial(_field_equals, key, val))
     return lambda obj: all(t(obj) for t in tests)

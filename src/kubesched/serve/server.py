@@ -123,8 +123,8 @@ async def _main(
     await runner.setup()
     site = web.TCPSite(runner, args.address, args.port, ssl_context=tls)
     await site.start()
-    sockets = site._server.sockets if site._server is not None else []  # type: ignore[union-attr]
-    port = sockets[0].getsockname()[1] if sockets else args.port
+    addresses = runner.addresses  # the bound sockets' addresses: the port the kernel picked for --port 0
+    port = addresses[0][1] if addresses else args.port
     host = f"[{args.address}]" if ":" in args.address else args.address  # an IPv6 address is bracketed in a URL
     url = f"{'https' if tls else 'http'}://{host}:{port}"
     if args.write_kubeconfig:

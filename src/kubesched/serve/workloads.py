@@ -207,7 +207,7 @@ class WorkloadController:
         if kind == "StatefulSet":
             owned.sort(key=lambda p: -int(p.metadata.name.rsplit("-", 1)[-1]))
         else:
-            owned.sort(key=lambda p: (bool(p.spec.node_name), -(p.metadata.creation_timestamp or 0).timestamp()))
+            owned.sort(key=lambda p: (bool(p.spec.node_name), -_created(p)))
         for p in owned[:surplus]:
             self._delete_pod(p)
 
@@ -230,3 +230,9 @@ class WorkloadController:
 
 def _owned_by(obj: Any, owner: Any) -> bool:
     return any(r.controller and r.uid == owner.metadata.uid for r in obj.metadata.owner_references)
+
+
+def _created(pod: Any) -> float:
+    """A pod's creationTimestamp in seconds (0 for none: the server sets it on every pod it stores)."""
+    ts = pod.metadata.creation_timestamp
+    return ts.timestamp() if ts is not None else 0.0

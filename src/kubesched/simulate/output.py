@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
 from kubesched.simulate.runner import PodOutcome, Simulation, SimulationResult
 from kubesched.textcolumns import columns, is_terminal, width
+
+if TYPE_CHECKING:
+    from rich.console import OverflowMethod
 
 
 def result_dict(o: PodOutcome) -> dict[str, Any]:
@@ -124,7 +127,7 @@ def render_table(result: SimulationResult, title: str = "", *, wide: bool = Fals
         if name == "REASON":
             table.add_column(name, overflow="fold")
         else:
-            overflow = "ellipsis" if name in _NAMES else "fold"
+            overflow: OverflowMethod = "ellipsis" if name in _NAMES else "fold"
             table.add_column(name, no_wrap=True, overflow=overflow, justify="right" if name in _NUMBERS else "left")
     natural = [width(name) if headers else 0 for name in header]
     prev = ""

@@ -99,7 +99,7 @@ def pod_from_template(
 
 
 def labels_of(raw: dict[str, Any]) -> dict[str, str]:
-    return raw["metadata"].setdefault("labels", {})  # type: ignore[no-any-return]
+    return raw["metadata"].setdefault("labels", {})
 
 
 def with_node_names(nodes: Iterable[Node]) -> list[Node]:

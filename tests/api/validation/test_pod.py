@@ -140,3 +140,23 @@ def test_generate_name_alone_is_a_name() -> None:
     """The API server generates the name before validating: a valid generateName is enough."""
     pod = decode("Pod", {"metadata": {"generateName": "web-"}, "spec": {"containers": [{"name": "a", "image": "i"}]}})
     assert validate("Pod", pod) == []
+
+
+def _pod_level(requests: dict[str, str], *container_cpu: str) -> Any:
+    containers = [
+        {"name": f"c{i}", "image": "pause", "resources": {"requests": {"cpu": cpu}}}
+        for i, cpu in enumerate(container_cpu)
+    ]
+    resources = {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": requests}
+    return decode("Pod", {"metadata": {"name": "p"}, "spec": {"resources": resources, "containers": containers}})
+
+
+def test_pod_level_resources_sum_the_containers_requests() -> None:
+    """validatePodResourceConsistency over two containers requesting the same resource: their requests are
+    summed (AggregateContainerRequests) and the pod's must cover the sum, printed as Quantity.String() does."""
+    assert validate("Pod", _pod_level({"cpu": "300m"}, "100m", "200m")) == []
+    assert validate("Pod", _pod_level({}, "100m", "200m")) == []
+    assert [str(e) for e in validate("Pod", _pod_level({"cpu": "250m"}, "100m", "200m"))] == [
+        'spec.resources.requests[cpu]: Invalid value: "250m": must be greater than or equal to aggregate'
+        " container requests of 300m"
+    ]

@@ -261,8 +261,8 @@ def _service_port(sp: ServicePort, require_name: bool, names: set[str], path: st
     protocol = sp.protocol or "TCP"
     if protocol not in _PROTOCOLS:
         errs.append(not_supported(child(path, "protocol"), protocol, _PROTOCOLS))
-    target = sp.target_port if sp.target_port not in (None, 0, "") else sp.port
-    errs += validate_port_num_or_name(target, child(path, "targetPort"))  # type: ignore[arg-type]
+    target = sp.target_port if sp.target_port is not None and sp.target_port not in (0, "") else sp.port
+    errs += validate_port_num_or_name(target, child(path, "targetPort"))
     if sp.app_protocol is not None:
         errs += [invalid(child(path, "appProtocol"), sp.app_protocol, m) for m in is_qualified_name(sp.app_protocol)]
     return errs

@@ -371,17 +371,22 @@ def _claim_value(claim: PodResourceClaim) -> GoJSON:
 # ---------------------------------------------------------------- pod-level resources
 
 
-def _container_requests_getter(default_requests: bool) -> Callable[[Container], dict[str, Fraction]]:
-    def get(c: Container) -> dict[str, Fraction]:
+def _container_requests_getter(default_requests: bool) -> Callable[[Container], dict[str, Quantity]]:
+    def get(c: Container) -> dict[str, Quantity]:
         res = c.resources
         reqs = defaulted_requests(res.requests, res.limits) if default_requests else res.requests
-        return {k: _q(v) for k, v in reqs.items()}
+        return {k: parse(v) for k, v in reqs.items()}
 
     return get
 
 
-def _container_limits(c: Container) -> dict[str, Fraction]:
-    return {k: _q(v) for k, v in c.resources.limits.items()}
+def _container_limits(c: Container) -> dict[str, Quantity]:
+    return {k: parse(v) for k, v in c.resources.limits.items()}
+
+
+def _aggregate(spec: PodSpec, get: Callable[[Container], dict[str, Quantity]]) -> dict[str, Fraction]:
+    """AggregateContainerRequests (or ...Limits, by `get`) of the pod's containers, as exact values."""
+    return {name: q.exact for name, q in aggregate_containers(Pod(spec=spec), get).items()}
 
 
 def _pod_level_defaults(spec: PodSpec, res: ResourceRequirements) -> tuple[dict[str, object], dict[str, object]]:
@@ -391,15 +396,14 @@ def _pod_level_defaults(spec: PodSpec, res: ResourceRequirements) -> tuple[dict[
     requests where some container requests the resource, else from the limit; hugepages limits
     default to the containers' aggregated hugepages limits.
     """
-    pod = Pod(spec=spec)
     limits: dict[str, object] = dict(res.limits)
-    for name, q in aggregate_containers(pod, _container_limits).items():
+    for name, q in _aggregate(spec, _container_limits).items():
         if is_hugepage_resource_name(name) and name not in res.requests and name not in limits:
             limits[name] = q
     requests: dict[str, object] = dict(res.requests)
     if not limits:
         return limits, requests
-    for name, q in aggregate_containers(pod, _container_requests_getter(True)).items():
+    for name, q in _aggregate(spec, _container_requests_getter(True)).items():
         if name not in requests and is_supported_pod_level_resource(name) and not is_hugepage_resource_name(name):
             requests[name] = q
     for name, raw in limits.items():
@@ -431,7 +435,7 @@ def _consistency_errors(
     """validatePodResourceConsistency: pod requests cover the containers' total; no container limit above the pod's."""
     errs: list[FieldError] = []
     get = _container_requests_getter(is_pod)
-    for name, total in aggregate_containers(Pod(spec=spec), get).items():
+    for name, total in _aggregate(spec, get).items():
         if name not in requests:
             continue
         if total > _q(requests[name]):
@@ -451,10 +455,11 @@ def _consistency_errors(
     return errs
 
 
-def _total_text(spec: PodSpec, name: str, total: Fraction, get: Callable[[Container], dict[str, Fraction]]) -> str:
+def _total_text(spec: PodSpec, name: str, total: Fraction, get: Callable[[Container], dict[str, Quantity]]) -> str:
     """The containers' total as written when one container's request is the total (the usual case)."""
     for c in (*spec.containers, *spec.init_containers):
-        if get(c).get(name) == total:
+        q = get(c).get(name)
+        if q is not None and q.exact == total:
             reqs = c.resources.requests if name in c.resources.requests else c.resources.limits
             return shown(reqs[name])
     return shown(total)

@@ -61,9 +61,9 @@ def cel_compile_error(expression: str) -> str:
         return ""
     m = _UNDECLARED_DEVICE_FIELD.match(error)
     if m is not None:
-        at = re.search(r"\bdevice\s*\.\s*" + re.escape(m.group(2)) + r"\b", expression)
-        if at is not None:
-            dot = expression.index(".", at.start())
+        found = re.search(r"\bdevice\s*\.\s*" + re.escape(m.group(2)) + r"\b", expression)
+        if found is not None:
+            dot = expression.index(".", found.start())
             line = expression.count("\n", 0, dot) + 1
             column = dot - (expression.rfind("\n", 0, dot) + 1)
             text = expression.split("\n")[line - 1]

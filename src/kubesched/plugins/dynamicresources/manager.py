@@ -138,7 +138,7 @@ class DRAManager:
         if m is None:
             m = cls(lambda: handle.lister(RESOURCE_CLAIM))
             extra[EXTRA_KEY] = m
-        return m  # type: ignore[no-any-return]
+        return m
 
     # ------------------------------------------------------------ claims (ResourceClaimTracker)
 

@@ -165,9 +165,9 @@ class DynamicResources(
             if claim.metadata.deletion_timestamp is not None:
                 return f'resourceclaim "{claim.metadata.name}" is being deleted'
             if must_check_owner:
-                err = is_for_pod(pod, claim)
-                if err:
-                    return err
+                not_owned = is_for_pod(pod, claim)
+                if not_owned:
+                    return not_owned
             if cb is not None:
                 cb(pc.name, claim)
         return ""
@@ -467,11 +467,11 @@ class DynamicResources(
             raise _BindError(f"get updated claim {kobj(claim)} after conflict: {_not_found(claim)}") from err
         if current is None:
             raise _BindError(f"get updated claim {kobj(claim)} after conflict: {_not_found(claim)}")
-        return current  # type: ignore[no-any-return]
+        return current
 
     def _update(self, claim: ResourceClaim, what: str) -> ResourceClaim:
         try:
-            return self.handle.client.update(RESOURCE_CLAIM, claim)  # type: ignore[no-any-return]
+            return self.handle.client.update(RESOURCE_CLAIM, claim)
         except KeyError as err:
             raise _BindError(f"{what} {kobj(claim)}: {_not_found(claim)}") from err
 

@@ -260,8 +260,8 @@ def existing_anti_affinity_counts_all(pod: Pod, ns_labels: Mapping[str, str], sn
     """`existing_anti_affinity_counts` over the snapshot: each distinct term of existing pods is matched once."""
     counts = DomainCounts(snapshot)
     for term, per_node in required_anti_affinity_terms_index(snapshot).items():
-        if term.matches(pod, ns_labels):  # type: ignore[attr-defined]
-            counts.add(term.topology_key, per_node)  # type: ignore[attr-defined]
+        if term.matches(pod, ns_labels):
+            counts.add(term.topology_key, per_node)
     return counts
 
 

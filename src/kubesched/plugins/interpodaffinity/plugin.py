@@ -107,6 +107,9 @@ class InterPodAffinity(
             # No term on either side: nothing to count.
             return None, Status(Code.SKIP)
         ns_labels = self._namespace_labels(pod.namespace)
+        existing: filtering.TopologyCounts | filtering.DomainCounts
+        affinity: filtering.TopologyCounts | filtering.DomainCounts
+        anti: filtering.TopologyCounts | filtering.DomainCounts
         if snapshot is not None:
             existing = filtering.existing_anti_affinity_counts_all(pod.pod, ns_labels, snapshot)
             affinity, anti = filtering.incoming_affinity_counts_all(required_affinity, required_anti_affinity, snapshot)

@@ -151,7 +151,7 @@ def build_topology_score_all(
         add(wt.term, wt.weight, matching_pod_counts(snapshot, (wt.term,)))
     for wt in preferred_anti_affinity:
         add(wt.term, -wt.weight, matching_pod_counts(snapshot, (wt.term,)))
-    for (kind, term, weight), per_node in scoring_terms_index(snapshot).items():  # type: ignore[misc]
+    for (kind, term, weight), per_node in scoring_terms_index(snapshot).items():
         if kind == REQUIRED_AFFINITY:
             if hard_pod_affinity_weight <= 0:
                 continue

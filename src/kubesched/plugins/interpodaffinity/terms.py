@@ -161,7 +161,7 @@ def _required_anti_affinity_terms(ni: NodeInfo) -> Iterator[AffinityTerm]:
         yield from pod_affinity_terms(pi).required_anti_affinity
 
 
-def required_anti_affinity_terms_index(snapshot: Snapshot) -> Mapping[object, np.ndarray]:
+def required_anti_affinity_terms_index(snapshot: Snapshot) -> Mapping[AffinityTerm, np.ndarray]:
     """Each distinct required anti-affinity term of existing pods: per node, how many of its pods carry it."""
     return snapshot.key_counts("pod-required-anti-affinity-terms", _required_anti_affinity_terms)
 
@@ -181,7 +181,7 @@ def _scoring_terms(ni: NodeInfo) -> Iterator[tuple[int, AffinityTerm, int]]:
             yield PREFERRED_ANTI_AFFINITY, w.term, w.weight
 
 
-def scoring_terms_index(snapshot: Snapshot) -> Mapping[object, np.ndarray]:
+def scoring_terms_index(snapshot: Snapshot) -> Mapping[tuple[int, AffinityTerm, int], np.ndarray]:
     """Each distinct (kind, term, weight) of existing pods' affinity terms: per node, how many pods carry it."""
     return snapshot.key_counts("pod-affinity-scoring-terms", _scoring_terms)
 

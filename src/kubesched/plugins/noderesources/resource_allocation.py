@@ -122,7 +122,7 @@ def _non_missing_requests(pod: PodInfo) -> dict[str, int] | None:
     hit = pod.cache.get(_NON_MISSING_KEY)
     if hit is None:
         hit = pod.cache[_NON_MISSING_KEY] = to_amounts(pod_requests_non_missing(pod.pod))
-    return hit  # type: ignore[no-any-return]
+    return hit
 
 
 class ResourceAllocationScorer:

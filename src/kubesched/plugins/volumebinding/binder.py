@@ -211,7 +211,7 @@ class VolumeBinder:
     # ------------------------------------------------------------ per node
 
     def csi_node(self, node_name: str) -> CSINode | None:
-        return self._lister("CSINode").get(node_name)  # type: ignore[no-any-return]
+        return self._lister("CSINode").get(node_name)
 
     def _translate(self, pv: PersistentVolume, csi_node: CSINode | None) -> PersistentVolume:
         """tryTranslatePVToCSI: a migratable in-tree PV, on a node that migrated its plugin, in CSI terms."""
