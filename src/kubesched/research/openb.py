@@ -13,6 +13,10 @@ workload tuned to `ratio` x the cluster's GPU milli (TunePodsByNodeTotalResource
 pods drawn with replacement from the name-sorted list and appended as
 `<name>-tuned-<i>` until the next draw's milli per GPU would overshoot; above
 the target, random pods are removed instead). Pods never leave.
+
+`node_names` is the names the reference gives the nodes (syncClusterResourceList):
+a seeded permutation index as a `%04d-` prefix. Its scheduler breaks score ties
+by the smallest name, so the prefix is what orders tied nodes, differently per seed.
 """
 
 from __future__ import annotations
@@ -138,8 +142,11 @@ def read_pods(path: str | Path) -> list[PodRow]:
     return out
 
 
-def make_node(row: NodeRow) -> Node:
-    """The Node the reference's node YAML describes."""
+def make_node(row: NodeRow, name: str | None = None) -> Node:
+    """The Node the reference's node YAML describes, named `name` (node_names) if given.
+
+    The hostname label keeps the row's name, as the reference renames only metadata.name.
+    """
     capacity: dict[str, Any] = {
         "cpu": f"{row.cpu}m",
         "memory": f"{row.memory_mib}Mi",
@@ -148,8 +155,8 @@ def make_node(row: NodeRow) -> Node:
         GPU_MILLI: str(row.gpus * MILLI),
     }
     labels = {"kubernetes.io/hostname": row.name, **({GPU_MODEL: row.model} if row.model else {})}
-    raw = {"metadata": {"name": row.name, "labels": labels}, "status": {"capacity": capacity, "allocatable": capacity}}
-    return decode("Node", raw)
+    meta = {"name": name or row.name, "labels": labels}
+    return decode("Node", {"metadata": meta, "status": {"capacity": capacity, "allocatable": capacity}})
 
 
 def make_pod(row: PodRow, name: str | None = None) -> Pod:
@@ -178,9 +185,15 @@ class Arrival:
     row: PodRow
 
 
-def workload(pods: list[PodRow], nodes: list[NodeRow], ratio: float, seed: int, shuffle: bool = True) -> list[Arrival]:
-    """The reference's arrival order: name-sorted, shuffled with `seed`, tuned to `ratio` x the GPU capacity."""
-    rng = random.Random(seed)
+def workload(
+    pods: list[PodRow], nodes: list[NodeRow], ratio: float, seed: int | random.Random, shuffle: bool = True
+) -> list[Arrival]:
+    """The reference's arrival order: name-sorted, shuffled with `seed`, tuned to `ratio` x the GPU capacity.
+
+    `seed` may be a generator, so that the run draws everything from one stream as the reference
+    draws from Go's one global source (shuffle, tuning, node names, then the scheduler's draws).
+    """
+    rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     by_name = sorted(pods, key=lambda p: p.name)
     order = [Arrival(p.name, p) for p in by_name]
     if shuffle:
@@ -203,6 +216,19 @@ def workload(pods: list[PodRow], nodes: list[NodeRow], ratio: float, seed: int, 
         gone = order.pop(rng.randrange(len(order)))
         total -= gone.row.request.total
     return order
+
+
+def node_names(nodes: list[NodeRow], rng: random.Random) -> dict[str, str]:
+    """The reference's node renaming: in name order, node i becomes `<perm[i]:04d>-<name>` (perm: seeded).
+
+    syncClusterResourceList sorts the nodes by name and prefixes each with its index in
+    rand.Perm(n); with the fork's selectHost (ties go to the smallest name), this prefix is the
+    seeded order in which tied nodes are preferred.
+    """
+    ordered = sorted(n.name for n in nodes)
+    perm = rng.sample(range(len(ordered)), len(ordered))
+    width = max(4, len(str(len(ordered) - 1)))  # past 9999 nodes, wider, so that names still sort by index
+    return {name: f"{perm[i]:0{width}d}-{name}" for i, name in enumerate(ordered)}
 
 
 def default_paths(trace_dir: str | Path | None = None, pods: str = "default") -> tuple[Path, Path]:

@@ -9,23 +9,31 @@ plugin off but the policy's, all nodes scored. A pod the scheduler cannot
 place is deleted, as simulator.go's assumePod does, so it is never retried.
 After each pod the arrived and allocated GPU milli are recorded: the
 allocation curve's events.
+
+Equal top scores go to the node with the smallest name (ReferenceScheduler), as
+in the Kubernetes fork the reference builds against; the nodes carry the
+reference's seeded `%04d-` name prefixes (openb.node_names), so that order is a
+per-seed random one. Everything random comes from one generator seeded with the
+seed, in the reference's order: shuffle, tuning, node names, then the scheduler.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from kubesched.cluster.embedded import EmbeddedCluster
 from kubesched.config import load_config_mapping
 from kubesched.scheduler import Scheduler
 
 from .curve import Curve, allocation_curve
-from .openb import NodeRow, PodRow, make_node, make_pod, workload
+from .openb import NodeRow, PodRow, make_node, make_pod, node_names, workload
 from .policies import GPU_SHARE, POLICIES, Policy
 from .policies.frag import TypicalPod, typical_pods
 from .policies.gpushare import MILLI
@@ -63,9 +71,24 @@ def scheduler_config(p: Policy, typical: list[TypicalPod]) -> dict[str, Any]:
     }
 
 
+class ReferenceScheduler(Scheduler):
+    """kubesched's Scheduler with the tie-break of the reference's Kubernetes (github.com/mental2008/kubernetes).
+
+    Its v1.20.5 fork replaced selectHost's reservoir sampling by the smallest name among the
+    top-scored nodes ("for reproducibility"); the simulator vendors it
+    (vendor/k8s.io/kubernetes/pkg/scheduler/core/generic_scheduler.go). Which of several equal
+    nodes gets a pod decides much: a fixed preference packs pods onto the same nodes, where a
+    uniform draw spreads them.
+    """
+
+    def select_host(self, names: np.ndarray, totals: np.ndarray) -> tuple[str, np.ndarray]:
+        tied = np.flatnonzero(totals == totals.max())
+        return min(names[tied].tolist()), tied
+
+
 @dataclass
 class RunResult:
-    """A run's events (GPU milli arrived and allocated after each pod) and counts."""
+    """A run's events (GPU milli arrived and allocated after each pod), each pod's node ("" if none) and counts."""
 
     policy: str
     seed: int
@@ -73,6 +96,7 @@ class RunResult:
     total_gpus: int
     arrived: list[int] = field(default_factory=list)
     allocated: list[int] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
     scheduled: int = 0
     failed: int = 0
     seconds: float = 0.0
@@ -97,12 +121,15 @@ def run(
     """Run the workload of `pods` on `nodes` under one policy; `on_pod(done, total)` follows the progress."""
     p = policy(policy_name)
     typical = typical_pods(r.request for r in sorted(pods, key=lambda r: r.name))
-    arrivals = workload(pods, nodes, ratio, seed, shuffle)
+    rng = random.Random(seed)
+    arrivals = workload(pods, nodes, ratio, rng, shuffle)
+    names = node_names(nodes, rng)
     cluster = EmbeddedCluster()
-    for n in nodes:
-        cluster.client.create("Node", make_node(n))
+    # Created in name order, as the reference creates them (its node list sorted before renaming).
+    for n in sorted(nodes, key=lambda n: n.name):
+        cluster.client.create("Node", make_node(n, names[n.name]))
     config = load_config_mapping(scheduler_config(p, typical), f"<{p.title} profile>")
-    sched = Scheduler(cluster, config, clock=cluster.clock.now, seed=seed)
+    sched = ReferenceScheduler(cluster, config, clock=cluster.clock.now, seed=rng.getrandbits(64))
     sched.sync()
     result = RunResult(p.title, seed, ratio, sum(n.gpus for n in nodes))
     started = time.perf_counter()
@@ -124,6 +151,7 @@ def run(
             result.failed += 1
             cluster.client.delete_pod(pod.metadata.namespace, a.name)
             _drain(sched)
+        result.hosts.append(bound.spec.node_name or "")
         result.arrived.append(arrived)
         result.allocated.append(allocated)
         if on_pod is not None:
