@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.labels import SelectorError, label_selector
+from kubesched.api.labels import Selector, SelectorError, label_selector
 from kubesched.api.scheduling import PodDisruptionBudget
 from kubesched.config.types import DefaultPreemptionArgs
 from kubesched.framework.cycle_state import CycleState
@@ -73,7 +73,7 @@ def filter_pods_with_pdb_violation(
 ) -> tuple[list[PodInfo], list[PodInfo]]:
     """Split victims into those whose eviction would break a PDB and the others, budgets decremented in order."""
     allowed = [pdb.status.disruptions_allowed if pdb.status is not None else 0 for pdb in pdbs]
-    selectors = []
+    selectors: list[Selector | None] = []
     for pdb in pdbs:
         try:
             selectors.append(label_selector(pdb.spec.selector))
@@ -252,13 +252,14 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
             columns = [c + more[idx] for c, more in zip(columns, _columns_of(nominated), strict=True)]
             for name, arr in nominated.scalar.items():
                 scalar[name] = scalar[name] + arr[idx] if name in scalar else arr[idx]
-        extra = ExtraSums.of_arrays(*columns, scalar)
+        cpu, mem, eph, count = columns
+        extra = ExtraSums.of_arrays(cpu, mem, eph, count, scalar)
         has_victims = lower.pods[idx] > 0
         ok = has_victims.copy()
         for pl in sums:
             ok &= pl.amounts_fit_all(state, pod, snapshot, idx, extra)
-        for pl in others:
-            failed = stash.get(pl.name)
+        for other in others:
+            failed = stash.get(other.name)
             if failed is not None:
                 ok &= ~failed[idx]
         fitting = np.flatnonzero(ok).tolist()

@@ -233,11 +233,10 @@ class Evaluator:
         if not non_violating and not violating:
             # Only read when nothing can be preempted: every node failed, build their statuses now.
             for k, ni in enumerate(ordered):
-                st = visited.get(k)
-                if st is None:
-                    st = batch.status(k)
-                    if st.code == Code.ERROR:
-                        errors.append(st.message())
+                found: Status | None = visited.get(k)
+                st = found if found is not None else batch.status(k)
+                if found is None and st.code == Code.ERROR:
+                    errors.append(st.message())
                 statuses.set(ni.name, st)
         return non_violating[:num_candidates] + violating[:num_candidates], statuses, errors
 

@@ -26,7 +26,7 @@ def pod_start_key(pi: PodInfo) -> float:
             key = (st if st.tzinfo is not None else st.replace(tzinfo=UTC)).timestamp()
         # The start time is the pod object's: a newer object gets a new PodInfo, with an empty cache.
         pi.cache[_START_KEY] = key
-    return key  # type: ignore[no-any-return]
+    return key
 
 
 def more_important(a: PodInfo, b: PodInfo) -> bool:

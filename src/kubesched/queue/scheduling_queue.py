@@ -114,7 +114,7 @@ class SchedulingQueue:
         if type(queue_sort).sort_key is not QueueSortPlugin.sort_key:
             probe = sort_key
         if probe is not None:
-            self._active_key: Callable[[QueuedPodInfo], Any] = probe  # type: ignore[assignment]
+            self._active_key: Callable[[QueuedPodInfo], Any] = probe
         else:
             less = queue_sort.less
 
@@ -126,7 +126,7 @@ class SchedulingQueue:
                 return (a.seq > b.seq) - (a.seq < b.seq)
 
             wrap = cmp_to_key(cmp)
-            self._active_key = wrap  # type: ignore[assignment]
+            self._active_key = wrap
         active_key = self._active_key
         self.active_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(active_key, _uid)
         self.backoff_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(lambda q: (self._backoff_time(q), active_key(q)), _uid)

@@ -730,30 +730,39 @@ class _Run:
                     config[i].requests.append(name)
                 continue
             start = len(config)
-            for c in klass.spec.config:
-                config.append(DeviceAllocationConfiguration(source="FromClass", requests=[name], opaque=c.opaque))
+            for class_config in klass.spec.config:
+                config.append(
+                    DeviceAllocationConfiguration(source="FromClass", requests=[name], opaque=class_config.opaque)
+                )
             class_ranges[klass.metadata.name] = (start, len(config))
-        for c in claim.spec.devices.config:
-            if not c.requests:
-                config.append(DeviceAllocationConfiguration(source="FromClaim", requests=[], opaque=c.opaque))
+        for claim_config in claim.spec.devices.config:
+            named = list(claim_config.requests)
+            if not named:
+                config.append(
+                    DeviceAllocationConfiguration(source="FromClaim", requests=[], opaque=claim_config.opaque)
+                )
                 continue
             for ri, request in enumerate(requests):
-                if request.name in c.requests:
+                if request.name in named:
                     config.append(
-                        DeviceAllocationConfiguration(source="FromClaim", requests=list(c.requests), opaque=c.opaque)
+                        DeviceAllocationConfiguration(
+                            source="FromClaim", requests=list(named), opaque=claim_config.opaque
+                        )
                     )
                     continue
                 data = self.request_data[(ci, ri, 0)]
                 if data.parent is None:
                     continue
                 sub = request.first_available[data.selected_sub]
-                if f"{request.name}/{sub.name}" in c.requests:
+                if f"{request.name}/{sub.name}" in named:
                     config.append(
-                        DeviceAllocationConfiguration(source="FromClaim", requests=list(c.requests), opaque=c.opaque)
+                        DeviceAllocationConfiguration(
+                            source="FromClaim", requests=list(named), opaque=claim_config.opaque
+                        )
                     )
-        for c in config:
-            if len(c.requests) == len(requests):
-                c.requests = []
+        for allocated in config:
+            if len(allocated.requests) == len(requests):
+                allocated.requests = []
         return AllocationResult(
             devices=DeviceAllocationResult(results=results, config=config),
             node_selector=self._node_selector(self.result[ci]),

@@ -273,7 +273,7 @@ class Fit(
 
     def _request(self, state: CycleState) -> Res:
         try:
-            return state.read(_PRE_FILTER_KEY)  # type: ignore[no-any-return]
+            return state.read(_PRE_FILTER_KEY)
         except KeyError as err:
             raise RuntimeError(f'error reading "{_PRE_FILTER_KEY}" from cycleState: {err}') from None
 
