@@ -365,6 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     res = sub.add_parser("research", help="scheduling-policy research: replay the openb GPU trace (FGD paper)")
     research_command.add_arguments(res)
+    from kubesched.research import sweep_command
+
+    swp = sub.add_parser("sweep", help="a grid of policies x traces x seeds, in parallel or on Ray: table, figures")
+    sweep_command.add_arguments(swp)
 
     snap = sub.add_parser("snapshot", help="capture a live cluster into a scenario file (to stdout)")
     from kubesched.live import snapshot

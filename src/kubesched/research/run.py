@@ -39,12 +39,19 @@ from .policies.frag import TypicalPod, typical_pods
 from .policies.gpushare import MILLI
 
 
-def policy(name: str) -> Policy:
-    """A policy by its key (fgd) or its paper name (FGD), case-insensitively; ValueError names the known ones."""
+def policy(name: str | Policy) -> Policy:
+    """A policy by its key (fgd) or its paper name (FGD), case-insensitively, or a Score plugin of one's own by
+    its import path (`mypolicies.spread:Spread`: named after its class, GPUs picked best-fit at Reserve);
+    ValueError names the known ones."""
+    if isinstance(name, Policy):
+        return name
     for key, p in POLICIES.items():
         if name.lower() in (key, p.title.lower()):
             return p
-    raise ValueError(f"unknown policy {name!r} (known: {', '.join(POLICIES)})")
+    module, sep, cls = name.partition(":")
+    if sep and module and cls:
+        return Policy(cls, name, "best")
+    raise ValueError(f"unknown policy {name!r} (known: {', '.join(POLICIES)}; or a plugin's module:Class)")
 
 
 def scheduler_config(p: Policy, typical: list[TypicalPod]) -> dict[str, Any]:
@@ -112,7 +119,7 @@ class RunResult:
 def run(
     nodes: list[NodeRow],
     pods: list[PodRow],
-    policy_name: str,
+    policy_name: str | Policy,
     seed: int = 42,
     ratio: float = 1.3,
     shuffle: bool = True,
