@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import csv
 import importlib
+import logging
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -292,12 +294,21 @@ def test_without_ray_or_pyarrow_the_command_says_what_to_install(tmp_path, monke
     assert "error: --out: writing Parquet needs pyarrow: pip install 'kubesched[sweep]'" in capsys.readouterr().err
 
 
+def _process_state():
+    return logging.getLogRecordFactory(), sys.excepthook, signal.getsignal(signal.SIGTERM)
+
+
 @pytest.fixture(scope="module")
 def local_ray():
+    # Importing and starting Ray change the process's log records, excepthook and SIGTERM handler: put back after.
+    before = _process_state()
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'kubesched[sweep]'")
     ray.init(address="local", num_cpus=2, include_dashboard=False)  # a new instance, even beside `ray start`
     yield ray
     ray.shutdown()
+    logging.setLogRecordFactory(before[0])
+    sys.excepthook = before[1]
+    signal.signal(signal.SIGTERM, before[2])
 
 
 def test_ray_gives_the_local_table(slice_dir, tmp_path, local_ray, capsys):
@@ -399,3 +410,31 @@ def test_the_local_mode_needs_no_extra(slice_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "2 run(s) in" in proc.stdout
     assert len(list(csv.DictReader(out.open()))) > 100
+
+
+_RAY_CHILD = """
+import logging, signal, sys
+before = (logging.getLogRecordFactory(), sys.excepthook, signal.getsignal(signal.SIGTERM))
+from kubesched.cli import main
+code = main({argv!r})
+after = (logging.getLogRecordFactory(), sys.excepthook, signal.getsignal(signal.SIGTERM))
+print("same process state:", before == after)
+sys.exit(code)
+"""
+
+
+def test_ray_local_starts_its_own_and_leaves_the_process_as_it_was(slice_dir, tmp_path):
+    """`--ray local` starts a Ray instance of --jobs CPUs for the sweep, and stops it; Ray's changes to the
+    process (log records, excepthook, SIGTERM) are undone, so that a program sweeping on Ray logs as before."""
+    pytest.importorskip("ray", reason="ray is not installed: pip install 'kubesched[sweep]'")
+    local, on_ray = tmp_path / "local.csv", tmp_path / "ray.csv"
+    grid = str(slice_dir / "grid.yaml")
+    assert main(["sweep", grid, "--seed", "42", "--out", str(local), "--jobs", "1", "-q"]) == 0
+    argv = ["sweep", grid, "--seed", "42", "--out", str(on_ray), "--ray", "local", "--jobs", "2", "-q"]
+    proc = subprocess.run(
+        [sys.executable, "-c", _RAY_CHILD.format(argv=argv)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "on Ray (local, 2 CPUs)" in proc.stdout
+    assert "same process state: True" in proc.stdout
+    assert on_ray.read_bytes() == local.read_bytes()

@@ -18,8 +18,12 @@ as is a worker that dies; the other cells' results are kept.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import logging
 import os
+import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -159,8 +163,30 @@ def _run_local(cells: list[Cell], traces: dict[str, TraceData], jobs: int, done:
     return f"{workers} processes"
 
 
+# What importing and starting Ray changes in this process (its log record factory, sys.excepthook, its SIGTERM
+# handler), as it was before: put back when the Ray this module started shuts down, so that a program (or a test
+# suite) that swept on Ray logs and exits as before.
+_BEFORE_RAY: list[tuple[Any, Any, Any]] = []
+
+
+def _process_state() -> tuple[Any, Any, Any]:
+    return logging.getLogRecordFactory(), sys.excepthook, signal.getsignal(signal.SIGTERM)
+
+
+def _restore_process_state() -> None:
+    if not _BEFORE_RAY:
+        return
+    factory, hook, sigterm = _BEFORE_RAY[0]
+    logging.setLogRecordFactory(factory)
+    sys.excepthook = hook
+    with contextlib.suppress(ValueError, TypeError):  # not the main thread; a handler not set from Python
+        signal.signal(signal.SIGTERM, sigterm)
+
+
 def import_ray() -> Any:
     """Ray, or an InputError saying what to install (the local mode needs neither ray nor pyarrow)."""
+    if "ray" not in sys.modules and not _BEFORE_RAY:
+        _BEFORE_RAY.append(_process_state())
     try:
         return importlib.import_module("ray")
     except ImportError:
@@ -178,6 +204,8 @@ def _run_ray(
     ray = import_ray()
     ours = not ray.is_initialized()
     if ours:
+        if not _BEFORE_RAY:
+            _BEFORE_RAY.append(_process_state())
         kwargs: dict[str, Any] = {"include_dashboard": False, "runtime_env": runtime_env or None}
         kwargs["address"] = address
         if address == RAY_LOCAL:  # a new instance, even where `ray start` runs one or RAY_ADDRESS names one
@@ -185,6 +213,7 @@ def _run_ray(
         try:
             ray.init(**kwargs)
         except (ConnectionError, RuntimeError, ValueError) as err:
+            _restore_process_state()
             hint = " (start one with `ray start --head`, or use --ray local)" if address == "auto" else ""
             raise InputError("--ray", f"cannot connect to Ray at {address}: {err}{hint}") from None
     try:
@@ -205,6 +234,7 @@ def _run_ray(
     finally:
         if ours:
             ray.shutdown()
+            _restore_process_state()
     return f"Ray ({address}, {cluster_cpus} CPUs)"
 
 
