@@ -1,6 +1,7 @@
 """The snapshot's pod indexes (framework/pod_index.py through Snapshot.pod_counts / key_counts / pod_sums /
-row_values): after any sequence of cache changes and a snapshot refresh, every index equals the same question
-answered from scratch over snapshot.nodes, although it only recomputes the rows whose NodeInfo changed."""
+row_values / row_scores): after any sequence of cache changes and a snapshot refresh, every index equals the
+same question answered from scratch over snapshot.nodes, although it only recomputes the rows whose NodeInfo
+changed."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from kubesched.cache.cache import Cache
 from kubesched.framework import snapshot as snapshot_mod
+from kubesched.framework.pod_index import RowScores
 from kubesched.framework.snapshot import MAX_POD_INDEXES, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo, Resource
 from kubesched.testing import make_node, make_pod
@@ -105,10 +107,29 @@ def _check_rows(snap: Snapshot) -> None:
     assert list(got) == [_row(ni) for ni in snap.nodes]
 
 
+def _score(ni: NodeInfo) -> int:
+    return 1000 * len(ni.pods) + ni.requested.milli_cpu - ni.allocatable.milli_cpu
+
+
+def _check_scores(snap: Snapshot, one_by_one: int, every: int) -> None:
+    """row_scores at every `every`-th node; up to `one_by_one` changed rows recomputed one at a time."""
+    nodes = snap.nodes
+    idx = np.arange(0, len(nodes), every, dtype=np.int64)
+    many = lambda rows: np.array([_score(nodes[i]) for i in rows.tolist()], np.int64)  # noqa: E731
+    saved = RowScores.ONE_BY_ONE
+    RowScores.ONE_BY_ONE = one_by_one
+    try:
+        got = snap.row_scores(("scores", one_by_one, every), _score, many, idx)
+    finally:
+        RowScores.ONE_BY_ONE = saved
+    assert got.tolist() == [_score(nodes[i]) for i in idx.tolist()]
+
+
 CHECKS: dict[str, Callable[[Snapshot], None]] = {
     "counts": _check_counts,
     "keys": _check_keys,
     "rows": _check_rows,
+    **{f"scores/{k}/{e}": (lambda s, k=k, e=e: _check_scores(s, k, e)) for k in (0, 1, 16) for e in (1, 2)},
     **{f"sums<{p}": (lambda s, p=p: _check_sums(s, p)) for p in LOWER_THAN},
 }
 

@@ -151,3 +151,40 @@ class RowValues(Generic[T]):
                 values[i] = derive(nodes[i])
             self.gens[stale] = row_gen[stale]
         return self.values
+
+
+class RowScores:
+    """Per node, an int64 that depends on its row alone (e.g. a score for one pod shape), kept in step.
+
+    `one(node_info)` computes a row; `many(indices)` computes several at once (the same numbers, as
+    arrays). Rows are computed when first asked for and recomputed when their NodeInfo changes: a
+    handful at a time one by one, more at once with `many`.
+    """
+
+    __slots__ = ("gens", "many", "one", "values")
+
+    # Up to this many changed rows are recomputed one by one (cheaper than array passes over a few rows).
+    ONE_BY_ONE = 16
+
+    def __init__(self, n: int, one: Callable[[NodeInfo], int], many: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.one = one
+        self.many = many
+        self.gens = np.full(n, -1, np.int64)
+        self.values = np.zeros(n, np.int64)
+
+    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """The values at `idx` (a new array), every one of them up to date."""
+        gens = self.gens
+        stale = np.flatnonzero(gens != row_gen)
+        if len(stale) <= self.ONE_BY_ONE:
+            values, one = self.values, self.one
+            for i in stale.tolist():
+                values[i] = one(nodes[i])
+                gens[i] = row_gen[i]
+        else:
+            stale = idx[gens[idx] != row_gen[idx]]
+            if len(stale):
+                self.values[stale] = self.many(stale)
+                gens[stale] = row_gen[stale]
+        at: np.ndarray = self.values[idx]
+        return at

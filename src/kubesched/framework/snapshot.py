@@ -20,10 +20,10 @@ from typing import Any, TypeVar, cast, overload
 import numpy as np
 
 from kubesched.api.int64 import wrap
-from kubesched.framework.pod_index import CountIndex, KeyIndex, RowValues, SumsIndex
+from kubesched.framework.pod_index import CountIndex, KeyIndex, RowScores, RowValues, SumsIndex
 from kubesched.framework.types import NodeInfo, Resource
 
-PodIndex = CountIndex | KeyIndex[Any] | SumsIndex | RowValues[Any]
+PodIndex = CountIndex | KeyIndex[Any] | SumsIndex | RowValues[Any] | RowScores
 
 # Pod indexes kept at once (least recently used dropped): each holds an int64 per node.
 MAX_POD_INDEXES = 128
@@ -270,6 +270,19 @@ class Snapshot:
         """Per node, `derive(node_info)`, recomputed only on rows that changed."""
         index = self._pod_index(key, lambda: RowValues(self.num_nodes, derive))
         return index.sync(self.nodes, self.row_gen)
+
+    def row_scores(
+        self,
+        key: Hashable,
+        one: Callable[[NodeInfo], int],
+        many: Callable[[np.ndarray], np.ndarray],
+        idx: np.ndarray,
+    ) -> np.ndarray:
+        """At `idx`, per node an int64 that depends on its row alone: `one(node_info)`, or `many(indices)`
+        for several rows at once; `key` names the question (e.g. a plugin and a pod shape). Each row is
+        computed once and again only when it changes: pods of one shape share the work (a new array)."""
+        index = self._pod_index(key, lambda: RowScores(self.num_nodes, one, many))
+        return index.sync(self.nodes, self.row_gen, idx)
 
     def _pod_index(self, key: Hashable, build: Callable[[], IndexT]) -> IndexT:
         indexes = self._pod_indexes

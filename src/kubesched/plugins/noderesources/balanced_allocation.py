@@ -76,7 +76,7 @@ class BalancedAllocation(PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
         requests = self._pod_requests(state, pod)
         if requests is None:
             return np.zeros(len(idx), np.int64)
-        return self.scorer.score_vec(snapshot, idx, requests)
+        return self.scorer.score_rows(snapshot, idx, requests)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -383,7 +383,7 @@ class Fit(
         return self.scorer.score(node_info, self._pod_requests(state, pod)), None
 
     def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
-        return self.scorer.score_vec(snapshot, idx, self._pod_requests(state, pod))
+        return self.scorer.score_rows(snapshot, idx, self._pod_requests(state, pod))
 
     # ------------------------------------------------------------ queueing
 

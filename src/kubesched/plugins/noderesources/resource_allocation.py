@@ -234,6 +234,17 @@ class ResourceAllocationScorer:
 
     # ------------------------------------------------------------ vector
 
+    def score_rows(self, snap: Snapshot, idx: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
+        """score_vec over `idx`, kept per pod shape on the snapshot: a node's score depends on its row
+        and the pod's requests only, so pods with the same requests recompute just the rows that changed."""
+        requests = tuple(pod_requests)
+        return snap.row_scores(
+            (self, requests),
+            lambda ni: self.score(ni, requests),
+            lambda rows: self.score_vec(snap, rows, requests),
+            idx,
+        )
+
     def score_vec(self, snap: Snapshot, idx: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
         allocs, reqs = [], []
         for name, pr in zip(self.names, pod_requests, strict=True):
