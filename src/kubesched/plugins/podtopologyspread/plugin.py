@@ -65,6 +65,10 @@ class PodTopologySpread(
         self.default_constraints: Sequence[Any] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(args.default_constraints)
         )
+        # The defaults of one kind, compiled once: without matchLabelKeys they do not depend on the pod.
+        self._compiled_defaults: dict[str, list[TopologySpreadConstraint]] | None = (
+            None if any(c.match_label_keys for c in self.default_constraints) else {}
+        )
 
     @classmethod
     def new(cls, args: Any, handle: Any) -> PodTopologySpread:
@@ -79,7 +83,13 @@ class PodTopologySpread(
         return self.build_default_constraints(pod, action)
 
     def build_default_constraints(self, pod: Pod, action: str) -> list[TopologySpreadConstraint]:
-        constraints = filter_constraints(self.default_constraints, pod.metadata.labels, action)
+        compiled = self._compiled_defaults
+        if compiled is None:
+            constraints = filter_constraints(self.default_constraints, pod.metadata.labels, action)
+        elif action in compiled:
+            constraints = compiled[action]
+        else:
+            constraints = compiled[action] = filter_constraints(self.default_constraints, {}, action)
         if not constraints or self.handle is None:
             return []
         selector = default_selector(pod, self.handle.lister)
