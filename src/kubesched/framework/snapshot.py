@@ -198,6 +198,14 @@ class Snapshot:
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
         return self._lists()[1]
 
+    def any_pods_with_affinity(self) -> bool:
+        """Whether have_pods_with_affinity() is not empty (without building it)."""
+        return bool(self._with_affinity)
+
+    def any_pods_with_required_anti_affinity(self) -> bool:
+        """Whether have_pods_with_required_anti_affinity() is not empty (without building it)."""
+        return bool(self._with_anti_affinity)
+
     def _lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
         if self._affinity_lists is None:
             nodes = self.nodes

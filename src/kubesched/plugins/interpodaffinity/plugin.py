@@ -75,7 +75,8 @@ class InterPodAffinity(
         looking up those pods' namespace labels.
         """
         sel = term.namespace_selector
-        if sel.is_empty():
+        if sel.is_empty() or sel.is_nothing():
+            # Nothing selects no namespace: the term stays as it is (its selector already Nothing).
             return term
         selected: set[str] = set()
         if self.handle is not None:
@@ -102,7 +103,7 @@ class InterPodAffinity(
             snapshot is not None
             and not required_affinity
             and not required_anti_affinity
-            and not snapshot.have_pods_with_required_anti_affinity()
+            and not snapshot.any_pods_with_required_anti_affinity()
         ):
             # No term on either side: nothing to count.
             return None, Status(Code.SKIP)
@@ -190,7 +191,7 @@ class InterPodAffinity(
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:
             return Status(Code.SKIP)
         snapshot = self._snapshot()
-        if not has_preferred and not snapshot.have_pods_with_affinity():
+        if not has_preferred and not snapshot.any_pods_with_affinity():
             # Only existing pods' terms could score, and no pod has any.
             return Status(Code.SKIP)
         terms = pod_affinity_terms(pod)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+import msgspec
 import numpy as np
 
 from kubesched.api.core import Affinity, Pod, PodAffinityTerm, WeightedPodAffinityTerm
@@ -140,11 +141,32 @@ def parse_pod_affinity(pod: Pod) -> PodAffinityTerms:
     return PodAffinityTerms(required, required_anti, preferred, preferred_anti, error)
 
 
+_NO_TERMS = PodAffinityTerms((), (), (), ())
+
+# Parsed terms by (namespace, the pod's podAffinity and podAntiAffinity as JSON): replicas share one parse.
+_PARSED: dict[tuple[str, bytes], PodAffinityTerms] = {}
+_PARSED_SIZE = 4096
+
+
 def pod_affinity_terms(pi: PodInfo) -> PodAffinityTerms:
-    """The parsed terms of a PodInfo, computed on first use and kept on it."""
+    """The parsed terms of a PodInfo, computed on first use and kept on it.
+
+    The terms depend only on the pod's namespace and its pod (anti-)affinity: pods alike (a
+    workload's replicas) share one parse.
+    """
     terms = pi.affinity_terms()
     if terms is None:
-        terms = parse_pod_affinity(pi.pod)
+        aff = pi.pod.spec.affinity
+        if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+            terms = _NO_TERMS
+        else:
+            key = (pi.namespace, msgspec.json.encode((aff.pod_affinity, aff.pod_anti_affinity)))
+            terms = _PARSED.get(key)
+            if terms is None:
+                terms = parse_pod_affinity(pi.pod)
+                if len(_PARSED) >= _PARSED_SIZE:
+                    _PARSED.clear()
+                _PARSED[key] = terms
         pi.set_affinity_terms(terms)
     return terms
 
