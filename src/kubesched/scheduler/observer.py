@@ -7,6 +7,7 @@ protocol without reading the scheduling cycle that calls it (schedule_one.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -19,7 +20,7 @@ class NodeScores(NamedTuple):
 
     names: np.ndarray  # the scored nodes
     totals: np.ndarray  # their weighted totals, in the order of `names`
-    per_plugin: dict[str, np.ndarray]  # each Score plugin's weighted scores, in the same order
+    per_plugin: Mapping[str, np.ndarray]  # each Score plugin's weighted scores, in the same order
     tied: np.ndarray  # positions in `names` of every node sharing the top total
 
 

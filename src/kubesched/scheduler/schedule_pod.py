@@ -11,7 +11,7 @@ A mixin of the Scheduler (scheduler.py), which sets the attributes it reads.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,7 +183,7 @@ class SchedulingAlgorithm:
 
     def prioritize_nodes(
         self, fw: Framework, state: CycleState, pod: PodInfo, feasible: np.ndarray
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    ) -> tuple[np.ndarray, Mapping[str, np.ndarray]]:
         snap = self.snapshot
         if not self.extenders and not fw.has_score_plugins():
             return np.ones(len(feasible), np.int64), {}

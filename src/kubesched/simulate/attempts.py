@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
 import numpy as np
@@ -56,7 +57,7 @@ class Attempt:
         self.reason = ""
         self._names: np.ndarray | None = None
         self._totals: np.ndarray | None = None
-        self._per_plugin: dict[str, np.ndarray] = {}
+        self._per_plugin: Mapping[str, np.ndarray] = {}
         self._tied: np.ndarray | None = None
         self._spool: ScoreSpool | None = None
         self._spooled: tuple[int, int] | None = None

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     BindPlugin,
@@ -82,6 +84,7 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
         self.waiting_pods = WaitingPods()
         # False runs every plugin through its per-node reference methods (tests compare both paths).
         self.use_vector_paths = True
+        self._weight_columns: dict[tuple[str, ...], np.ndarray] = {}
         self._pre_filter_ext = [
             (p, ext) for p in self.pre_filter_plugins if (ext := p.pre_filter_extensions()) is not None
         ]

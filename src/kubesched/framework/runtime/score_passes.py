@@ -8,7 +8,7 @@ A mixin of the Framework (framework.py), which sets the attributes it reads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,6 +38,8 @@ class ScorePasses:
     score_plugins: list[ScorePlugin]
     score_weights: dict[str, int]
     use_vector_paths: bool
+    # The weights of a run's plugins, by their names in order (a column per plugin).
+    _weight_columns: dict[tuple[str, ...], np.ndarray]
 
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
@@ -61,28 +63,33 @@ class ScorePasses:
 
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
-    ) -> tuple[np.ndarray | None, dict[str, np.ndarray], Status | None]:
+    ) -> tuple[np.ndarray | None, Mapping[str, np.ndarray], Status | None]:
         """Totals over `idx` and each plugin's weighted scores; or an Error status.
 
         As RunScorePlugins: every plugin scores every node, then every plugin
         normalizes, then the scores are range-checked and weighted; each phase
-        reports its own error.
+        reports its own error. The scores are one matrix (a row per plugin): the
+        range check is one pass over it, the totals one product with the weights.
         """
         plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
         raw, s = self._score(plugins, state, pod, snapshot, idx)
         if s is None:
             s = _normalize(plugins, raw, state, pod, snapshot, idx)
-        if s is None:
-            s = _out_of_range(plugins, raw, len(idx))
         if s is not None:
             return None, {}, s
-        total = np.zeros(len(idx), np.int64)
-        per_plugin: dict[str, np.ndarray] = {}
-        for pl, scores in zip(plugins, raw, strict=True):
-            weighted = scores * self.score_weights.get(pl.name, 1)
-            per_plugin[pl.name] = weighted
-            total += weighted
-        return total, per_plugin, None
+        if not raw:
+            return np.zeros(len(idx), np.int64), {}, None
+        stacked = np.stack(raw).astype(np.int64, copy=False)
+        s = _out_of_range(plugins, stacked)
+        if s is not None:
+            return None, {}, s
+        names = tuple(pl.name for pl in plugins)
+        weights = self._weight_columns.get(names)
+        if weights is None:
+            weights = np.array([self.score_weights.get(n, 1) for n in names], np.int64)
+            self._weight_columns[names] = weights
+        total: np.ndarray = weights @ stacked
+        return total, WeightedScores(names, stacked, weights), None
 
     def _score(
         self, plugins: list[ScorePlugin], state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
@@ -137,13 +144,10 @@ def _normalize(
     return None
 
 
-def _out_of_range(plugins: list[ScorePlugin], raw: list[np.ndarray], n: int) -> Status | None:
+def _out_of_range(plugins: list[ScorePlugin], stacked: np.ndarray) -> Status | None:
     """The error for a score outside [MIN_NODE_SCORE, MAX_NODE_SCORE] after normalizing; None when all are in."""
-    if not raw or not n:
-        return None
-    # One pass over all plugins' scores for the range check (the common case: all in range).
-    stacked = np.stack(raw)
-    if stacked.max() <= MAX_NODE_SCORE and stacked.min() >= MIN_NODE_SCORE:
+    # One pass for the common case, all in range: MIN_NODE_SCORE is 0, so a negative score is a huge uint64.
+    if not stacked.size or stacked.view(np.uint64).max() <= MAX_NODE_SCORE:
         return None
     # Upstream checks node by node (in parallel, the first node usually first), each node's
     # plugins in order: the error names the first node's first out-of-range plugin.
@@ -155,3 +159,28 @@ def _out_of_range(plugins: list[ScorePlugin], raw: list[np.ndarray], n: int) -> 
         f"invalid score {int(stacked[k, node])}, it should in the range of "
         f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
     )
+
+
+class WeightedScores(Mapping[str, np.ndarray]):
+    """Each Score plugin's weighted scores (plugin name -> array over the scored nodes), made when read."""
+
+    __slots__ = ("_names", "_stacked", "_weights")
+
+    def __init__(self, names: tuple[str, ...], stacked: np.ndarray, weights: np.ndarray) -> None:
+        self._names = names
+        self._stacked = stacked
+        self._weights = weights
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            k = self._names.index(name)
+        except ValueError:
+            raise KeyError(name) from None
+        weighted: np.ndarray = self._stacked[k] * self._weights[k]
+        return weighted
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
