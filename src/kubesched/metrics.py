@@ -51,16 +51,29 @@ class Metrics:
             buckets=_exponential(0.001, 2, 15),
             registry=r,
         )
+        # The labelled children of an attempt's result and profile, looked up once (labels() locks and hashes).
+        self._attempt_children: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
+
+    def _attempt(self, result: str, profile: str) -> tuple[Counter, Histogram]:
+        children = self._attempt_children.get((result, profile))
+        if children is None:
+            children = (
+                self.schedule_attempts.labels(result, profile),
+                self.attempt_duration.labels(result, profile),
+            )
+            self._attempt_children[(result, profile)] = children
+        return children
 
     def observe_scheduled(self, profile: str, attempts: int, seconds: float = 0.0) -> None:
-        self.schedule_attempts.labels("scheduled", profile).inc()
+        attempts_total, duration = self._attempt("scheduled", profile)
+        attempts_total.inc()
         self.pod_scheduling_attempts.observe(attempts)
-        self.attempt_duration.labels("scheduled", profile).observe(seconds)
+        duration.observe(seconds)
 
     def observe_failure(self, profile: str, reason: str, seconds: float = 0.0) -> None:
-        result = "unschedulable" if reason == "Unschedulable" else "error"
-        self.schedule_attempts.labels(result, profile).inc()
-        self.attempt_duration.labels(result, profile).observe(seconds)
+        attempts_total, duration = self._attempt("unschedulable" if reason == "Unschedulable" else "error", profile)
+        attempts_total.inc()
+        duration.observe(seconds)
 
     def value(self, sample: str, **labels: str) -> float:
         """A sample's current value (e.g. "scheduler_preemption_victims_sum"), 0 when never recorded."""
