@@ -425,3 +425,12 @@ def test_the_parser_is_freed_without_the_collector() -> None:
     finally:
         if was:
             gc.enable()
+
+
+def test_a_merged_mapping_with_duplicate_keys_merges_what_it_builds_to() -> None:
+    # Found by test_random_merges_follow_our_rule: `=` sends the document down the slow path, where the merged
+    # mapping's duplicate `No` once gave its first value instead of its last (the mapping builds to the last).
+    text = "--- &a2 {yes: yes, yes: &a1 {yes: yes, No: yes, No: No, =: &a0 yes}, <<: *a1}\n"
+    got = outcome(iter_documents(text, workers=1))
+    assert got == merge_model(text)
+    assert got[1][0][False] is False

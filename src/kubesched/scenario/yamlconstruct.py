@@ -316,7 +316,7 @@ def _flatten(loader: Any, node: MappingNode, active: set[int]) -> None:
     """Resolve `node`'s merge keys in place by our rule (merge_sources): each key once, at the position it
     first appears in, with the value that wins."""
     own: list[tuple[Node, Node]] = []
-    merged: list[tuple[Node, Node]] = []
+    merged: list[list[tuple[Node, Node]]] = []
     has_merge = False
     active.add(id(node))
     for key_node, value_node in node.value:
@@ -343,7 +343,7 @@ def _flatten(loader: Any, node: MappingNode, active: set[int]) -> None:
                 if id(source) in active:
                     continue  # a mapping merged into itself adds nothing
                 _flatten(loader, source, active)
-                merged.extend(source.value)
+                merged.append(source.value)
         else:
             if key_node.tag == _VALUE:
                 key_node.tag = _STR
@@ -352,8 +352,13 @@ def _flatten(loader: Any, node: MappingNode, active: set[int]) -> None:
     if not has_merge:
         return
     chosen: dict[Any, tuple[Node, Node]] = {}
-    for key_node, value_node in merged:
-        chosen.setdefault(_node_key(loader, key_node), (key_node, value_node))
+    for source_pairs in merged:
+        # A merged mapping is what it builds to: of its own duplicate keys the last wins (at the first's place).
+        built: dict[Any, tuple[Node, Node]] = {}
+        for key_node, value_node in source_pairs:
+            built[_node_key(loader, key_node)] = (key_node, value_node)
+        for key, pair in built.items():
+            chosen.setdefault(key, pair)
     pairs = list(chosen.values())
     for pair in own:
         key = _node_key(loader, pair[0])
