@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.progress import SILENT, progress_display
+from kubesched.progress import SILENT, format_rate, progress_display
 from kubesched.simulate.generate import basic_cluster, to_yaml
 
 
@@ -97,3 +97,17 @@ def test_quiet_wins_and_a_silent_display_takes_every_call() -> None:
         stage.update(3)
         stage.finish()
     assert err.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("rate", "unit", "text"),
+    [
+        (5123.4, "pods", "5,123 pods/s"),
+        (12.0, "", "12/s"),
+        (2.34, "runs", "2.3 runs/s"),
+        (0.05, "runs", "3.0 runs/min"),
+    ],
+)
+def test_rates_stay_readable_when_slow(rate: float, unit: str, text: str) -> None:
+    # A sweep settles a run every few seconds: "0/s" said nothing.
+    assert format_rate(rate, unit) == text

@@ -56,11 +56,21 @@ class _Silent:
 SILENT = _Silent()
 
 
+def format_rate(rate: float, unit: str = "") -> str:
+    """A rate people can read: pods a second, tenths below ten, per minute below one (a sweep's runs)."""
+    unit = f" {unit}" if unit else ""
+    if rate >= 10:
+        return f"{rate:,.0f}{unit}/s"
+    if rate >= 1:
+        return f"{rate:.1f}{unit}/s"
+    return f"{rate * 60:.1f}{unit}/min"
+
+
 def _rate_and_eta(done: int, total: int | None, elapsed: float) -> str:
     if elapsed <= 0 or done <= 0:
         return ""
     rate = done / elapsed
-    text = f", {rate:,.0f}/s"
+    text = f", {format_rate(rate)}"
     if total and done < total:
         text += f", ETA {_duration((total - done) / rate)}"
     return text
@@ -161,7 +171,7 @@ def _rich_progress(out: TextIO) -> Any:
 
         def render(self, task: Any) -> Text:
             speed = task.finished_speed or task.speed
-            return Text(f"{speed:,.0f} {task.fields.get('unit', '')}/s" if speed else "")
+            return Text(format_rate(speed, task.fields.get("unit", "")) if speed else "")
 
     return Progress(
         TextColumn("[bold]{task.description}[/]"),
