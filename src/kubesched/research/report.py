@@ -8,11 +8,10 @@ followed by its plotly spec in `<script type="application/json" id="<id>-spec">`
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 from typing import Any
 
-from kubesched.replay.report.html import require_plotly
+from kubesched.replay.report.html import figure_block, plotly_page, require_plotly
 
 from .reference import PUBLISHED
 from .run import RunResult
@@ -74,39 +73,16 @@ def _cell(v: object) -> str:
 
 def render(results: list[RunResult], trace: str, ratio: float) -> str:
     """The report page."""
-    import plotly.io as pio
-    import plotly.offline
-
-    spec = json.loads(pio.to_json(figure(results), validate=True, pretty=False, engine="json"))
-    data = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     gpus = results[0].total_gpus if results else 0
-    title = f"kubesched research: GPU allocation on {trace}"
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>{html.escape(title)}</title>",
-            f"<style>{_CSS}</style>",
-            f"<script>{plotly.offline.get_plotlyjs()}</script>",
-            "</head><body>",
-            f"<h1>{html.escape(title)}</h1>",
-            f"<p class='meta'>{gpus} GPUs; workload inflated to {ratio:g} x their capacity; "
-            "allocation = GPU milli requested by the scheduled pods over the cluster's.</p>",
-            "<h2>Summary</h2>",
-            _table(results),
-            "<h2>GPU allocation against arrived workload</h2>",
-            '<div class="figure" id="fig-allocation"></div>',
-            f'<script type="application/json" id="fig-allocation-spec">{data}</script>',
-            "<script>",
-            "for (const div of document.querySelectorAll('div.figure')) {",
-            "  const spec = JSON.parse(document.getElementById(div.id + '-spec').textContent);",
-            "  Plotly.newPlot(div, spec.data, spec.layout, {responsive: true, displaylogo: false});",
-            "}",
-            "</script>",
-            "</body></html>",
-            "",
-        ]
-    )
+    body = [
+        f"<p class='meta'>{gpus} GPUs; workload inflated to {ratio:g} x their capacity; "
+        "allocation = GPU milli requested by the scheduled pods over the cluster's.</p>",
+        "<h2>Summary</h2>",
+        _table(results),
+        "<h2>GPU allocation against arrived workload</h2>",
+        *figure_block("fig-allocation", figure(results)),
+    ]
+    return plotly_page(f"kubesched research: GPU allocation on {trace}", _CSS, body)
 
 
 def write_report(path: str | Path, results: list[RunResult], trace: str, ratio: float) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import importlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -140,47 +139,24 @@ def _cell(v: object) -> str:
 
 
 def render(result: SweepResult, title: str = "kubesched sweep") -> str:
-    import plotly.io as pio
-    import plotly.offline
+    from kubesched.replay.report.html import figure_block, plotly_page
 
     figs = []
     for n, ((trace, tune), group) in enumerate(panels(result).items()):
-        spec = json.loads(pio.to_json(figure(trace, tune, group), validate=True, pretty=False, engine="json"))
-        data = json.dumps(spec, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
-        figs += [
-            f"<h3>{html.escape(trace)}, tune {tune:g}</h3>",
-            f'<div class="figure" id="fig-{n}"></div>',
-            f'<script type="application/json" id="fig-{n}-spec">{data}</script>',
-        ]
+        figs += [f"<h3>{html.escape(trace)}, tune {tune:g}</h3>", *figure_block(f"fig-{n}", figure(trace, tune, group))]
     runs = len(result.results) + len(result.failures)
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>{html.escape(title)}</title>",
-            f"<style>{_CSS}</style>",
-            f"<script>{plotly.offline.get_plotlyjs()}</script>",
-            "</head><body>",
-            f"<h1>{html.escape(title)}</h1>",
-            f"<p class='meta'>{runs} run(s), {len(result.failures)} failed; "
-            "allocation = GPU milli requested by the scheduled pods over the cluster's; "
-            "each curve the mean over seeds, the band their min-max.</p>",
-            "<h2>GPU allocation against arrived workload</h2>",
-            *figs,
-            "<h2>At 100% and 130% of arrived workload</h2>",
-            _summary(result),
-            "<h2>Failed runs</h2>",
-            _failures(result),
-            "<script>",
-            "for (const div of document.querySelectorAll('div.figure')) {",
-            "  const spec = JSON.parse(document.getElementById(div.id + '-spec').textContent);",
-            "  Plotly.newPlot(div, spec.data, spec.layout, {responsive: true, displaylogo: false});",
-            "}",
-            "</script>",
-            "</body></html>",
-            "",
-        ]
-    )
+    body = [
+        f"<p class='meta'>{runs} run(s), {len(result.failures)} failed; "
+        "allocation = GPU milli requested by the scheduled pods over the cluster's; "
+        "each curve the mean over seeds, the band their min-max.</p>",
+        "<h2>GPU allocation against arrived workload</h2>",
+        *figs,
+        "<h2>At 100% and 130% of arrived workload</h2>",
+        _summary(result),
+        "<h2>Failed runs</h2>",
+        _failures(result),
+    ]
+    return plotly_page(title, _CSS, body)
 
 
 def write_report(path: str | Path, result: SweepResult) -> None:

@@ -193,46 +193,57 @@ def _json_script(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
 
 
-def render_html(doc: dict[str, Any]) -> str:
-    """The report page for a report document (report.data.report_dict)."""
+def figure_block(fid: str, fig: Any) -> list[str]:
+    """A figure's place on the page and its plotly spec beside it (drawn by plotly_page's script)."""
     import plotly.io as pio
+
+    spec = json.loads(pio.to_json(fig, validate=True, pretty=False, engine="json"))
+    return [
+        f'<div class="figure" id="{fid}"></div>',
+        f'<script type="application/json" id="{fid}-spec">{_json_script(spec)}</script>',
+    ]
+
+
+def plotly_page(title: str, css: str, body: list[str]) -> str:
+    """A self-contained page (plotly.js inlined: it opens offline) that draws every figure_block in `body`."""
     import plotly.offline
 
-    figs = figures(doc)
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>{html.escape(title)}</title>",
+            f"<style>{css}</style>",
+            f"<script>{plotly.offline.get_plotlyjs()}</script>",
+            "</head><body>",
+            f"<h1>{html.escape(title)}</h1>",
+            *body,
+            "<script>",
+            "for (const div of document.querySelectorAll('div.figure')) {",
+            "  const spec = JSON.parse(document.getElementById(div.id + '-spec').textContent);",
+            "  Plotly.newPlot(div, spec.data, spec.layout, {responsive: true, displaylogo: false});",
+            "}",
+            "</script>",
+            "</body></html>",
+            "",
+        ]
+    )
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    """The report page for a report document (report.data.report_dict)."""
     title = f"kubesched replay: {doc['trace']} on {doc['cluster']}"
     configs = ", ".join(r["config"] for r in doc["runs"])
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title>",
-        f"<style>{_CSS}</style>",
-        f"<script>{plotly.offline.get_plotlyjs()}</script>",
-        "</head><body>",
-        f"<h1>{html.escape(title)}</h1>",
+    body = [
         f'<p class="meta">{len(doc["nodes"])} nodes; configurations: {html.escape(configs)}; seed {doc["seed"]}'
         + (f"; until {doc['until']} s" if doc.get("until") is not None else "")
         + ". Allocation is what pods request (the scheduler's view), not what they use.</p>",
         "<h2>Summary</h2>",
         _summary_table(doc),
     ]
-    for fid, heading, fig in figs:
-        spec = json.loads(pio.to_json(fig, validate=True, pretty=False, engine="json"))
-        parts += [
-            f"<h2>{html.escape(heading)}</h2>",
-            f'<div class="figure" id="{fid}"></div>',
-            f'<script type="application/json" id="{fid}-spec">{_json_script(spec)}</script>',
-        ]
-    parts += [
-        "<script>",
-        "for (const div of document.querySelectorAll('div.figure')) {",
-        "  const spec = JSON.parse(document.getElementById(div.id + '-spec').textContent);",
-        "  Plotly.newPlot(div, spec.data, spec.layout, {responsive: true, displaylogo: false});",
-        "}",
-        "</script>",
-        "</body></html>",
-        "",
-    ]
-    return "\n".join(parts)
+    for fid, heading, fig in figures(doc):
+        body += [f"<h2>{html.escape(heading)}</h2>", *figure_block(fid, fig)]
+    return plotly_page(title, _CSS, body)
 
 
 def _per_resource_panels(
