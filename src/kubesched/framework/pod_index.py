@@ -188,3 +188,17 @@ class RowScores:
                 gens[stale] = row_gen[stale]
         at: np.ndarray = self.values[idx]
         return at
+
+    def sync_all(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> np.ndarray:
+        """Every node's value, up to date: the index's own array (read it, do not keep or write it)."""
+        gens = self.gens
+        stale = np.flatnonzero(gens != row_gen)
+        if len(stale) <= self.ONE_BY_ONE:
+            values, one = self.values, self.one
+            for i in stale.tolist():
+                values[i] = one(nodes[i])
+                gens[i] = row_gen[i]
+        else:
+            self.values[stale] = self.many(stale)
+            gens[stale] = row_gen[stale]
+        return self.values

@@ -292,6 +292,13 @@ class Snapshot:
         index = self._pod_index(key, lambda: RowScores(self.num_nodes, one, many))
         return index.sync(self.nodes, self.row_gen, idx)
 
+    def row_scores_all(
+        self, key: Hashable, one: Callable[[NodeInfo], int], many: Callable[[np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """row_scores at every node: the index's own array (read it, do not keep or write it)."""
+        index = self._pod_index(key, lambda: RowScores(self.num_nodes, one, many))
+        return index.sync_all(self.nodes, self.row_gen)
+
     def _pod_index(self, key: Hashable, build: Callable[[], IndexT]) -> IndexT:
         indexes = self._pod_indexes
         index = indexes.get(key)

@@ -67,20 +67,29 @@ class _FitStatuses:
     extended resources) a key is the number of a distinct row of bits, found by np.unique.
     """
 
-    __slots__ = ("_checks", "_idx", "_packed", "_plugin", "_rows", "_table", "_too_many")
+    __slots__ = ("_checks", "_idx", "_labels", "_packed", "_plugin", "_rows", "_table", "_too_many")
 
-    def __init__(self, plugin: str, too_many: np.ndarray, checks: list[_Check], idx: np.ndarray | None) -> None:
+    def __init__(
+        self, plugin: str, too_many: np.ndarray | None, checks: list[_Check], idx: np.ndarray | None, names: list[str]
+    ) -> None:
         self._plugin = plugin
         self._too_many = too_many
         self._checks = checks
         self._idx = idx
-        self._packed = len(checks) <= _PACKED_CHECKS
+        self._labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name in names]
+        self._packed = len(names) <= _PACKED_CHECKS
         self._rows: np.ndarray | None = None
         self._table: dict[int, Status] = {}
+
+    @classmethod
+    def packed(cls, plugin: str, names: list[str]) -> _FitStatuses:
+        """The statuses of packed keys computed elsewhere (_row_key)."""
+        return cls(plugin, None, [], None, names)
 
     def keys(self) -> np.ndarray:
         """Bit 0: too many pods; per checked resource j, bit 2j+1: insufficient, bit 2j+2: beyond allocatable."""
         idx = self._idx
+        assert self._too_many is not None
         if self._packed:
             key = self._too_many.astype(np.int64)
             for j, (_name, q, alloc, free) in enumerate(self._checks):
@@ -103,7 +112,7 @@ class _FitStatuses:
     def status_of_key(self, k: int) -> Status:
         st = self._table.get(k)
         if st is None:
-            labels = [TOO_MANY_PODS] + [f"Insufficient {name}" for name, *_ in self._checks]
+            labels = self._labels
             reasons = [labels[0]] if self._bit(k, 0) else []
             unresolvable = False
             for j in range(1, len(labels)):
@@ -114,6 +123,19 @@ class _FitStatuses:
             st.plugin = self._plugin
             self._table[k] = st
         return st
+
+
+def _row_key(checked: tuple[tuple[str, int], ...], ni: NodeInfo) -> int:
+    """_FitStatuses' packed key of one node, from its NodeInfo (fitsRequest's comparisons, Go's int64)."""
+    alloc, used = ni.allocatable, ni.requested
+    key = 1 if len(ni.pods) >= alloc.allowed_pod_number else 0
+    for j, (name, q) in enumerate(checked):
+        a = alloc.get(name)
+        if q > wrap(a - used.get(name)):
+            key |= 1 << (2 * j + 1)
+            if q > a:
+                key |= 1 << (2 * j + 2)
+    return key
 
 
 class InsufficientResource:
@@ -310,49 +332,64 @@ class Fit(
                 return False
         return True
 
+    def _checked(self, req: Res) -> tuple[tuple[str, int], ...]:
+        """The resources fitsRequest compares for this request, in its order, with the amounts requested."""
+        checked = []
+        if req.milli_cpu > 0:
+            checked.append(("cpu", req.milli_cpu))
+        if req.memory > 0:
+            checked.append(("memory", req.memory))
+        if req.ephemeral_storage > 0:
+            checked.append(("ephemeral-storage", req.ephemeral_storage))
+        for name in sorted(req.scalar):
+            q = req.scalar[name]
+            if q != 0 and not _ignored(name, self.ignored, self.ignored_groups):
+                checked.append((name, q))
+        return tuple(checked)
+
     def _columns_verdicts(
         self, state: CycleState, snapshot: Snapshot, idx: np.ndarray | None, extra: ExtraSums | None
     ) -> FilterVerdicts:
         """fitsRequest over many nodes at once. Statuses come from a table keyed by which resources
         fail and which are unresolvable, so nodes failing alike share one Status."""
-        req = self._request(state)
-        c = snapshot.columns
-        # len(pods)+1 > allowedPodNumber, compared directly: allowed - len(pods) could leave int64.
-        pod_count = _at(c.pod_count, idx) if extra is None else _at(c.pod_count, idx) + extra.pods
-        too_many = pod_count >= _at(c.alloc_pods, idx)
-        failed = too_many.copy()
-        checks = [] if req.is_zero() else self._resource_checks(req, snapshot, idx, extra)
-        for _name, q, _alloc, free in checks:
-            failed |= q > free
-        table = _FitStatuses(self.name, too_many, checks, idx)
+        failed, table = self._columns_table(self._request(state), snapshot, idx, extra)
         # Keys now, while the arrays they read (some are the snapshot's own columns) are this cycle's;
         # a pass without failures never needs them.
         keys = table.keys() if failed.any() else table.keys
         return FilterVerdicts(failed, keys=keys, status_of_key=table.status_of_key)
 
-    def _resource_checks(
+    def _columns_table(
         self, req: Res, snapshot: Snapshot, idx: np.ndarray | None, extra: ExtraSums | None
+    ) -> tuple[np.ndarray, _FitStatuses]:
+        c = snapshot.columns
+        # len(pods)+1 > allowedPodNumber, compared directly: allowed - len(pods) could leave int64.
+        pod_count = _at(c.pod_count, idx) if extra is None else _at(c.pod_count, idx) + extra.pods
+        too_many = pod_count >= _at(c.alloc_pods, idx)
+        failed = too_many.copy()
+        checked = self._checked(req)
+        checks = self._resource_checks(checked, snapshot, idx, extra)
+        for _name, q, _alloc, free in checks:
+            failed |= q > free
+        return failed, _FitStatuses(self.name, too_many, checks, idx, [name for name, _ in checked])
+
+    def _resource_checks(
+        self, checked: tuple[tuple[str, int], ...], snapshot: Snapshot, idx: np.ndarray | None, extra: ExtraSums | None
     ) -> list[_Check]:
-        """(label, request, allocatable, free) per requested resource, in fitsRequest's order."""
+        """(label, request, allocatable, free) per checked resource, in fitsRequest's order."""
         c = snapshot.columns
         checks: list[_Check] = []
-        if req.milli_cpu > 0:
-            free_cpu = _less(_at(c.free_cpu, idx), None if extra is None else extra.cpu)
-            checks.append(("cpu", req.milli_cpu, c.alloc_cpu, free_cpu))
-        if req.memory > 0:
-            free_mem = _less(_at(c.free_mem, idx), None if extra is None else extra.mem)
-            checks.append(("memory", req.memory, c.alloc_mem, free_mem))
-        if req.ephemeral_storage > 0:
-            free_eph = _less(_at(c.free_eph, idx), None if extra is None else extra.eph)
-            checks.append(("ephemeral-storage", req.ephemeral_storage, c.alloc_eph, free_eph))
-        for name in sorted(req.scalar):
-            q = req.scalar[name]
-            if q == 0 or _ignored(name, self.ignored, self.ignored_groups):
-                continue
-            alloc, used, _present = snapshot.scalar_columns(name)
-            more = extra.scalar.get(name) if extra is not None else None
-            free = _at(alloc, idx) - _at(used, idx)
-            checks.append((name, q, alloc, _less(free, more)))
+        for name, q in checked:
+            if name == "cpu":
+                alloc, free = c.alloc_cpu, _less(_at(c.free_cpu, idx), None if extra is None else extra.cpu)
+            elif name == "memory":
+                alloc, free = c.alloc_mem, _less(_at(c.free_mem, idx), None if extra is None else extra.mem)
+            elif name == "ephemeral-storage":
+                alloc, free = c.alloc_eph, _less(_at(c.free_eph, idx), None if extra is None else extra.eph)
+            else:
+                alloc, used, _present = snapshot.scalar_columns(name)
+                more = extra.scalar.get(name) if extra is not None else None
+                free = _less(_at(alloc, idx) - _at(used, idx), more)
+            checks.append((name, q, alloc, free))
         return checks
 
     def amounts_verdicts_all(
@@ -366,8 +403,23 @@ class Fit(
         return ~self._columns_verdicts(state, snapshot, idx, extra).failed
 
     def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
-        v = self._columns_verdicts(state, snapshot, None, None)
-        return v if v.failed.any() else None
+        """fitsRequest on every node. A node's verdict depends on its row and the request only: the keys
+        are kept per request on the snapshot, and pods alike recompute just the rows that changed."""
+        req = self._request(state)
+        checked = self._checked(req)
+        if len(checked) > _PACKED_CHECKS:
+            v = self._columns_verdicts(state, snapshot, None, None)
+            return v if v.failed.any() else None
+        keys = snapshot.row_scores_all(
+            (self.name, self, checked),
+            lambda ni: _row_key(checked, ni),
+            lambda rows: self._columns_table(req, snapshot, rows, None)[1].keys(),
+        )
+        failed = keys != 0
+        if not failed.any():
+            return None
+        table = _FitStatuses.packed(self.name, [name for name, _ in checked])
+        return FilterVerdicts(failed, keys=keys.copy(), status_of_key=table.status_of_key)
 
     # ------------------------------------------------------------ Score
 
