@@ -82,6 +82,28 @@ def test_add_confirms_an_assumed_pod_with_the_informers_version() -> None:
         c.add_pod(bound)
 
 
+def test_confirming_an_assumed_pod_orders_and_counts_as_remove_then_add() -> None:
+    """A confirmation that counts alike swaps the pod objects in place (NodeInfo.replace_pod); one that does
+    not (other requests) removes and adds: both leave the node's pod lists in remove-then-add order."""
+    term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+    anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+    for cpu_when_bound in ("500m", "600m"):
+        c = _cache(make_node("n1"))
+        first = _pi("a", "500m", node="", spec=anti)
+        c.assume_pod(first, "n1")
+        for name in ("b", "c"):
+            c.add_pod(_pi(name, "100m", spec=anti))
+        bound = _pi("a", cpu_when_bound, spec=anti)
+        c.add_pod(bound)
+        ni = c.nodes["n1"]
+        assert [p.name for p in ni.pods] == ["c", "b", "a"], cpu_when_bound
+        assert [p.name for p in ni.pods_with_affinity] == ["c", "b", "a"]
+        assert [p.name for p in ni.pods_with_required_anti_affinity] == ["c", "b", "a"]
+        assert ni.pods[2] is bound and c.get_pod(bound.uid) is bound
+        assert _req_cpu(c, "n1") == 200 + int(cpu_when_bound.removesuffix("m"))
+        assert sum(r.milli_cpu for r, _ in ni.priority_sums.values()) == _req_cpu(c, "n1")
+
+
 def test_add_update_remove() -> None:
     c = _cache(make_node("n1"))
     old = _pi("p", "200m")

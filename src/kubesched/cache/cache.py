@@ -102,8 +102,12 @@ class Cache:
         st = self.pod_states.get(pi.uid)
         if st is not None and pi.uid in self.assumed:
             # The binding is confirmed; the informer's version replaces the assumed one.
-            self._remove_from_node(st.info, st.node)
-            self._add_to_node(pi, node)
+            ni = self.nodes.get(st.node) if st.node == node else None
+            if ni is not None and ni.replace_pod(st.info, pi):
+                self._dirty[node] = ni
+            else:
+                self._remove_from_node(st.info, st.node)
+                self._add_to_node(pi, node)
             self.assumed.discard(pi.uid)
             self.pod_states[pi.uid] = _PodState(pi, node)
             return

@@ -214,6 +214,32 @@ class NodeInfo:
         self._update(removed, -1)
         return True
 
+    def replace_pod(self, old: PodInfo, new: PodInfo) -> bool:
+        """remove_pod(old) then add_pod(new), when they count alike (the same requests, ports, volumes,
+        priority and affinity): the pod lists end in the same order, the sums are left as they are.
+        False, and nothing done, when they differ or `old` is not here."""
+        if not (
+            old.requests is new.requests
+            and old.non0_cpu == new.non0_cpu
+            and old.non0_mem == new.non0_mem
+            and old.priority == new.priority
+            and old.host_ports == new.host_ports
+            and old.has_affinity == new.has_affinity
+            and old.has_required_anti_affinity == new.has_required_anti_affinity
+            and old.namespace == new.namespace
+            and old.pod.spec.volumes is new.pod.spec.volumes
+        ):
+            return False
+        uid = old.uid
+        if not _move_to_end(self.pods, uid, new):
+            return False
+        if new.has_affinity:
+            _move_to_end(self.pods_with_affinity, uid, new)
+        if new.has_required_anti_affinity:
+            _move_to_end(self.pods_with_required_anti_affinity, uid, new)
+        self.generation = next_generation()
+        return True
+
     def _update(self, pi: PodInfo, sign: int) -> None:
         self.requested.add(pi.requests, sign)
         ps = self.priority_sums.get(pi.priority)
@@ -274,6 +300,16 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)}, requested={self.requested})"
+
+
+def _move_to_end(lst: list[PodInfo], uid: str, new: PodInfo) -> bool:
+    """_remove_from(lst, uid) then lst.append(new): the last pod takes the removed one's place."""
+    for i, p in enumerate(lst):
+        if p.uid == uid:
+            lst[i] = lst[-1]
+            lst[-1] = new
+            return True
+    return False
 
 
 def _remove_from(lst: list[PodInfo], uid: str) -> PodInfo | None:
