@@ -35,10 +35,8 @@ class NodeUnschedulable(VectorFilterPlugin, EnqueueExtensions):
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
 
     def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
-        cordoned = snapshot.node_cache(
-            "unschedulable", lambda: np.array([bool(ni.node and ni.node.spec.unschedulable) for ni in snapshot.nodes])
-        )
-        if not cordoned.any() or _tolerates_unschedulable(pod.pod):
+        cordoned, any_cordoned = snapshot.node_cache("unschedulable", lambda: _cordoned(snapshot))
+        if not any_cordoned or _tolerates_unschedulable(pod.pod):
             return None
         return FilterVerdicts.uniform(cordoned, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE))
 
@@ -49,6 +47,12 @@ class NodeUnschedulable(VectorFilterPlugin, EnqueueExtensions):
             ),
             ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.UPDATE_POD_TOLERATION), _pod_toleration_change),
         ]
+
+
+def _cordoned(snapshot: Snapshot) -> tuple[np.ndarray, bool]:
+    """Which nodes are cordoned, and whether any is."""
+    cordoned = np.array([bool(ni.node and ni.node.spec.unschedulable) for ni in snapshot.nodes], bool)
+    return cordoned, bool(cordoned.any())
 
 
 def _node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:

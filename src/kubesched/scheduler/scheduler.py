@@ -92,6 +92,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         # serve. A simulation reports them in its output instead of on stderr.
         self.log_errors = False
         self.handles: dict[str, ProfileHandle] = {}
+        self._listers: dict[str, Lister] = {}
         # State plugins share across profiles (e.g. DRA's in-flight allocations: one device, one claim).
         self.shared_plugin_state: dict[str, Any] = {}
         self.queue: SchedulingQueue | None = None
@@ -102,8 +103,11 @@ class Scheduler(SchedulingCycle, EventHandlers):
     # ------------------------------------------------------------ construction
 
     def _lister(self, kind: str) -> Lister:
-        store = self.cluster.store
-        return Lister(lambda key: store.find(kind, key), lambda: store.iter(kind))
+        lister = self._listers.get(kind)
+        if lister is None:
+            store = self.cluster.store
+            lister = self._listers[kind] = Lister(lambda key: store.find(kind, key), lambda: store.iter(kind))
+        return lister
 
     def _handle_for(self, profile: str, fw: Framework | None) -> ProfileHandle:
         h = self.handles.get(profile)

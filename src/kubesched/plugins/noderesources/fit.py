@@ -274,6 +274,7 @@ class Fit(
         self.ignored_groups = frozenset(args.ignored_resource_groups)
         shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else None
         self.scorer = ResourceAllocationScorer(strategy.type, strategy.resources, use_requested=False, shape=shape)
+        self._last_checked: tuple[Res, tuple[tuple[str, int], ...]] | None = None
 
     @classmethod
     def new(cls, args: Any, handle: Any) -> Fit:
@@ -333,7 +334,18 @@ class Fit(
         return True
 
     def _checked(self, req: Res) -> tuple[tuple[str, int], ...]:
-        """The resources fitsRequest compares for this request, in its order, with the amounts requested."""
+        """The resources fitsRequest compares for this request, in its order, with the amounts requested.
+
+        Pods of one resource spec share their request object (pod_resources): the last answer is kept.
+        """
+        last = self._last_checked
+        if last is not None and last[0] is req:
+            return last[1]
+        checked = self._compute_checked(req)
+        self._last_checked = (req, checked)
+        return checked
+
+    def _compute_checked(self, req: Res) -> tuple[tuple[str, int], ...]:
         checked = []
         if req.milli_cpu > 0:
             checked.append(("cpu", req.milli_cpu))
