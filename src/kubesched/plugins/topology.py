@@ -25,15 +25,17 @@ class Domains:
     `ids[i]` is node i's domain (an index into `values`), -1 when the node lacks the label.
     """
 
-    __slots__ = ("ids", "index", "present", "singletons", "values")
+    __slots__ = ("ids", "index", "num_present", "present", "singletons", "values")
 
     def __init__(self, ids: np.ndarray, values: list[str]) -> None:
         self.ids = ids
+        # In the order of their first node: `values[d]` is domain d's value.
         self.values = values
         self.index = {v: d for d, v in enumerate(values)}
         self.present = ids >= 0
+        self.num_present = int(np.count_nonzero(self.present))
         # Every domain has a single node (as with kubernetes.io/hostname).
-        self.singletons = len(values) == int(np.count_nonzero(self.present))
+        self.singletons = len(values) == self.num_present
 
     def spread(self, per_value: Mapping[str, int], default: int = 0) -> np.ndarray:
         """Per node: `per_value[node's value]`; `default` where the value is not listed or the label is missing."""
@@ -51,14 +53,17 @@ class Domains:
 
         Values come in the order of their first member node, as a walk over the nodes would add them.
         """
-        ids = self.ids[members & self.present]
+        inside = members & self.present
+        ids = self.ids[inside]
         if not len(ids):
             return {}
-        weights = per_node[members & self.present]
-        totals = np.bincount(ids, weights=weights, minlength=len(self.values)).astype(np.int64)
-        uniq, first = np.unique(ids, return_index=True)
+        totals = np.bincount(ids, weights=per_node[inside], minlength=len(self.values)).astype(np.int64).tolist()
         values = self.values
-        return {values[d]: int(totals[d]) for d in uniq[np.argsort(first, kind="stable")].tolist()}
+        if len(ids) == self.num_present:
+            # Every node with the label is a member: the domains come in their own order (of first node).
+            return {v: totals[d] for d, v in enumerate(values)}
+        uniq, first = np.unique(ids, return_index=True)
+        return {values[d]: totals[d] for d in uniq[np.argsort(first, kind="stable")].tolist()}
 
 
 def domains(snapshot: Snapshot, key: str) -> Domains:

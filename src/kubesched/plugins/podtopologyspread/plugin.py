@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from kubesched.api.core import Pod
@@ -44,6 +45,8 @@ from kubesched.plugins.podtopologyspread.constraints import (
 )
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
+# Distinct constraint lists (by JSON) whose compiled form is kept.
+_COMPILED_OWN_SIZE = 1024
 PRE_SCORE_STATE_KEY = "PreScore" + names.POD_TOPOLOGY_SPREAD
 SYSTEM_DEFAULTING = "System"
 
@@ -65,6 +68,7 @@ class PodTopologySpread(
         self.default_constraints: Sequence[Any] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else list(args.default_constraints)
         )
+        self._compiled_own: dict[tuple[str, bytes], list[TopologySpreadConstraint]] = {}
         # The defaults of one kind, compiled once: without matchLabelKeys they do not depend on the pod.
         self._compiled_defaults: dict[str, list[TopologySpreadConstraint]] | None = (
             None if any(c.match_label_keys for c in self.default_constraints) else {}
@@ -78,8 +82,19 @@ class PodTopologySpread(
 
     def get_constraints(self, pod: Pod, action: str) -> list[TopologySpreadConstraint]:
         """The pod's own constraints of kind `action`, else the defaults; raises ValueError on a bad selector."""
-        if pod.spec.topology_spread_constraints:
-            return filter_constraints(pod.spec.topology_spread_constraints, pod.metadata.labels, action)
+        own = pod.spec.topology_spread_constraints
+        if own:
+            if any(c.match_label_keys for c in own):
+                return filter_constraints(own, pod.metadata.labels, action)
+            # Without matchLabelKeys they do not depend on the pod's labels: compiled once per content.
+            key = (action, msgspec.json.encode(own))
+            compiled = self._compiled_own.get(key)
+            if compiled is None:
+                compiled = filter_constraints(own, pod.metadata.labels, action)
+                if len(self._compiled_own) >= _COMPILED_OWN_SIZE:
+                    self._compiled_own.clear()
+                self._compiled_own[key] = compiled
+            return list(compiled)
         return self.build_default_constraints(pod, action)
 
     def build_default_constraints(self, pod: Pod, action: str) -> list[TopologySpreadConstraint]:
