@@ -36,8 +36,12 @@ def pick_one_node_for_preemption(
     if not nodes:
         return ""
     if not funcs:
-        funcs = _default_score_funcs(victims)
-    candidates = list(nodes)
+        return _pick_by_default_criteria(nodes, victims)
+    return _pick_by(list(nodes), funcs)
+
+
+def _pick_by(candidates: list[str], funcs: list[Callable[[str], float]]) -> str:
+    """The first function that singles out one node decides; ties go to the next one (first node at the end)."""
     for f in funcs:
         best = -math.inf
         selected: list[str] = []
@@ -52,6 +56,24 @@ def pick_one_node_for_preemption(
             return selected[0]
         candidates = selected
     return candidates[0]
+
+
+def _pick_by_default_criteria(nodes: list[str], victims: dict[str, Victims]) -> str:
+    """_pick_by with upstream's five criteria: the first four compared at once, as a tuple (the nodes
+    left after each in turn are those with the largest tuple), the start times read only for those."""
+    best: tuple[int, int, int, int] | None = None
+    left: list[str] = []
+    for node in nodes:
+        v = victims[node]
+        pods = v.pods
+        key = (-v.num_pdb_violations, -pods[0].priority, -sum(p.priority + (1 << 31) for p in pods), -len(pods))
+        if best is None or key > best:
+            best, left = key, [node]
+        elif key == best:
+            left.append(node)
+    if len(left) == 1:
+        return left[0]
+    return _pick_by(left, _default_score_funcs(victims)[4:])
 
 
 def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], float]]:
