@@ -30,9 +30,19 @@ class VirtualClock(Clock):
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = start
+        # The datetime of the last time asked for (datetimes are immutable: one object serves every read).
+        self._datetime = (start, EPOCH + timedelta(seconds=start))
 
     def now(self) -> float:
         return self._now
+
+    def datetime(self) -> datetime:
+        at, dt = self._datetime
+        if at != self._now:
+            at = self._now
+            dt = EPOCH + timedelta(seconds=at)
+            self._datetime = (at, dt)
+        return dt
 
     def advance_to(self, t: float) -> None:
         if t > self._now:

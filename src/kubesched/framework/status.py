@@ -112,6 +112,11 @@ class Status:
         return hash((self.code, self.reasons))
 
 
+# The Skip a PreFilter or PreScore plugin answers for a pod it has nothing to do with: one shared object.
+# The framework only reads a Skip's code (it never names the plugin on it), so sharing it is safe.
+SKIP = Status(Code.SKIP)
+
+
 def code_of(s: Status | None) -> Code:
     return Code.SUCCESS if s is None else s.code
 

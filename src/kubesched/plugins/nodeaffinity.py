@@ -31,7 +31,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.label_index import node_selector_mask, selector_mask, term_mask
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.gocompat.field import aggregate_message
 from kubesched.plugins import names
@@ -180,7 +180,7 @@ class NodeAffinity(PreFilterPlugin, VectorFilterPlugin, PreScorePlugin, VectorSc
             else None
         )
         if required is None and self.added_node_selector is None and not spec.node_selector:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(_PRE_FILTER_KEY, _PreFilterState(_required(pod)))
         if required is None or not required.node_selector_terms:
             return None, None
@@ -244,7 +244,7 @@ class NodeAffinity(PreFilterPlugin, VectorFilterPlugin, PreScorePlugin, VectorSc
         except ValueError as err:
             return Status.as_error(err)
         if preferred is None and self.added_pref_terms is None:
-            return Status(Code.SKIP)
+            return SKIP
         state.write(_PRE_SCORE_KEY, _PreScoreState(preferred))
         return None
 

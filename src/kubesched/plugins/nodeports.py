@@ -18,7 +18,7 @@ from kubesched.framework.interface import (
     VectorFilterPlugin,
 )
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import HostPortInfo, NodeInfo, PodInfo, pod_host_ports
 from kubesched.plugins import names
 
@@ -43,7 +43,7 @@ class NodePorts(PreFilterPlugin, VectorFilterPlugin, EnqueueExtensions):
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.host_ports:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(_PRE_FILTER_KEY, _PreFilterState(pod.host_ports))
         return None, None
 

@@ -23,7 +23,7 @@ from kubesched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
 )
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
 from kubesched.plugins.volumebinding.pv_util import GR_PVC, READ_WRITE_ONCE_POD, NotFoundError, get_or_raise
@@ -141,7 +141,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
     ) -> tuple[PreFilterResult | None, Status | None]:
         volumes = pod.pod.spec.volumes
         if not volumes:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         needs_check = any(needs_restrictions_check(v) for v in volumes)
         try:
             pvcs = self._rwop_pvcs(pod.pod)
@@ -154,7 +154,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
                 if snapshot.is_pvc_used_by_pods(f"{pod.namespace}/{name}"):
                     count += 1
         if not needs_check and count == 0:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(_PRE_FILTER_KEY, _PreFilterState(pvcs, count))
         return None, None
 

@@ -24,7 +24,7 @@ from kubesched.framework.interface import (
     VectorFilterPlugin,
 )
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.gocompat.strconv import go_quote
 from kubesched.plugins import names
@@ -172,12 +172,12 @@ class VolumeZone(PreFilterPlugin, VectorFilterPlugin, EnqueueExtensions):
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.pod.spec.volumes:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         topologies, status = self._topologies(pod.pod)
         if status is not None:
             return None, status
         if not topologies:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(_PRE_FILTER_KEY, _State(topologies))
         return None, None
 

@@ -47,7 +47,7 @@ from kubesched.framework.interface import (
     PreFilterResult,
     ReservePlugin,
 )
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Code, Status
 from kubesched.plugins import names
 from kubesched.plugins.dynamicresources.allocator import (
     AllocationError,
@@ -232,13 +232,13 @@ class DynamicResources(
         state.write(STATE_KEY, s)
         p = pod.pod
         if not p.spec.resource_claims:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         claims: list[ResourceClaim] = []
         err = self._foreach_pod_claim(p, lambda _n, c: claims.append(c))
         if err:
             return None, _unschedulable(err)
         if not claims:
-            return None, Status(Code.SKIP)
+            return None, SKIP
 
         manager = self.manager
         informations = [_ClaimInfo() for _ in claims]

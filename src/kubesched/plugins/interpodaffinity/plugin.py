@@ -29,7 +29,7 @@ from kubesched.framework.interface import (
     VectorScorePlugin,
 )
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
 from kubesched.plugins.interpodaffinity import filtering, queueing, scoring
@@ -106,7 +106,7 @@ class InterPodAffinity(
             and not snapshot.any_pods_with_required_anti_affinity()
         ):
             # No term on either side: nothing to count.
-            return None, Status(Code.SKIP)
+            return None, SKIP
         ns_labels = self._namespace_labels(pod.namespace)
         existing: filtering.TopologyCounts | filtering.DomainCounts
         affinity: filtering.TopologyCounts | filtering.DomainCounts
@@ -123,7 +123,7 @@ class InterPodAffinity(
             pod.pod, required_affinity, required_anti_affinity, ns_labels, existing, affinity, anti
         )
         if s.is_empty(0) and not required_affinity and not required_anti_affinity:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -176,7 +176,7 @@ class InterPodAffinity(
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if not nodes:
-            return Status(Code.SKIP)
+            return SKIP
         aff = pod.pod.spec.affinity
         has_preferred = aff is not None and (
             (
@@ -189,11 +189,11 @@ class InterPodAffinity(
             )
         )
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:
-            return Status(Code.SKIP)
+            return SKIP
         snapshot = self._snapshot()
         if not has_preferred and not snapshot.any_pods_with_affinity():
             # Only existing pods' terms could score, and no pod has any.
-            return Status(Code.SKIP)
+            return SKIP
         terms = pod_affinity_terms(pod)
         if terms.error is not None:
             return Status.as_error(f"failed to parse pod: {terms.error}")
@@ -211,7 +211,7 @@ class InterPodAffinity(
                 pod.pod, preferred, preferred_anti, ns_labels, all_nodes, has_preferred, hard_weight
             )
         if topology_score is None:
-            return Status(Code.SKIP)
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, scoring.PreScoreState(topology_score))
         return None
 

@@ -12,7 +12,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, Resource
 from kubesched.framework.interface import EnqueueExtensions, PreScorePlugin, VectorScorePlugin
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
 from kubesched.plugins.noderesources.resource_allocation import BALANCED, ResourceAllocationScorer
@@ -54,7 +54,7 @@ class BalancedAllocation(PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
         requests = self.scorer.pod_requests(pod)
         if _is_best_effort(requests):
             # Best-effort pods are not scored, so that they do not all pile onto one node.
-            return Status(Code.SKIP)
+            return SKIP
         state.write(_PRE_SCORE_KEY, _PreScoreState(requests))
         return None
 

@@ -20,7 +20,7 @@ from kubesched.api.storage import CSINode
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched.framework.interface import EnqueueExtensions, FilterPlugin, PreFilterPlugin, PreFilterResult
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
 from kubesched.plugins.volumebinding import csi_translation as trans
@@ -85,7 +85,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     ) -> tuple[PreFilterResult | None, Status | None]:
         if any(_uses_counted_volume(v) for v in pod.pod.spec.volumes):
             return None, None
-        return None, Status(Code.SKIP)
+        return None, SKIP
 
     # ------------------------------------------------------------ Filter
 

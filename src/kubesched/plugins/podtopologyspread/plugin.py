@@ -31,7 +31,7 @@ from kubesched.framework.interface import (
     VectorScorePlugin,
 )
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
 from kubesched.plugins.podtopologyspread import filtering, queueing, scoring
@@ -126,7 +126,7 @@ class PodTopologySpread(
             what = "obtaining pod's hard" if pod.pod.spec.topology_spread_constraints else "setting default hard"
             return None, Status.as_error(f"get constraints from pod: {what} topology spread constraints: {err}")
         if not constraints:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         snapshot = self.handle.whole_snapshot(nodes) if self.handle is not None else None
         if snapshot is not None:
             s = filtering.compute_pre_filter_state_all(pod, constraints, snapshot)
@@ -189,7 +189,7 @@ class PodTopologySpread(
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         all_nodes = self.handle.snapshot().nodes
         if not all_nodes:
-            return Status(Code.SKIP)
+            return SKIP
         p = pod.pod
         # Nodes must carry every topology key, except under the system defaults (hostname
         # spreading still applies to nodes without a zone label).
@@ -200,7 +200,7 @@ class PodTopologySpread(
             what = "obtaining pod's soft" if p.spec.topology_spread_constraints else "setting default soft"
             return Status.as_error(f"calculating preScoreState: {what} topology spread constraints: {err}")
         if not constraints:
-            return Status(Code.SKIP)
+            return SKIP
         snapshot = self.handle.snapshot()
         indices = getattr(nodes, "indices", None)
         if indices is not None and self.handle.whole_snapshot(snapshot.nodes) is not None:

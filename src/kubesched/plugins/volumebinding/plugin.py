@@ -28,7 +28,7 @@ from kubesched.framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.gocompat.strconv import go_quote
 from kubesched.plugins import names
@@ -135,13 +135,13 @@ class VolumeBinding(
     ) -> tuple[PreFilterResult | None, Status | None]:
         if _has_no_claims(pod):
             state.write(_STATE_KEY, _State())
-            return None, Status(Code.SKIP)
+            return None, SKIP
         has, err = self._pod_has_pvcs(pod.pod)
         if err is not None:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, err)
         if not has:
             state.write(_STATE_KEY, _State())
-            return None, Status(Code.SKIP)
+            return None, SKIP
         try:
             claims = self.binder.get_pod_volume_claims(pod.pod)
         except BinderError as e:
@@ -177,14 +177,14 @@ class VolumeBinding(
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if self.scorer is None:
-            return Status(Code.SKIP)
+            return SKIP
         try:
             s: _State = state.read(_STATE_KEY)
         except KeyError as e:
             return Status.as_error(e)
         if s.has_static_bindings or STORAGE_CAPACITY_SCORING:
             return None
-        return Status(Code.SKIP)
+        return SKIP
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
         if self.scorer is None:
