@@ -44,7 +44,7 @@ class CountIndex:
         self.gens = np.full(n, -1, np.int64)
 
     def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> np.ndarray:
-        stale = np.flatnonzero(self.gens != row_gen)
+        stale = (self.gens != row_gen).nonzero()[0]
         if len(stale):
             counts, count = self.counts, self.count
             for i in stale.tolist():
@@ -66,7 +66,7 @@ class KeyIndex(Generic[K]):
         self.totals: dict[K, int] = {}
 
     def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> dict[K, np.ndarray]:
-        stale = np.flatnonzero(self.gens != row_gen)
+        stale = (self.gens != row_gen).nonzero()[0]
         if not len(stale):
             return self.arrays
         n = len(self.gens)
@@ -112,7 +112,7 @@ class SumsIndex:
         self.scalar: dict[str, np.ndarray] = {}
 
     def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> SumsIndex:
-        stale = np.flatnonzero(self.gens != row_gen)
+        stale = (self.gens != row_gen).nonzero()[0]
         if len(stale):
             n = len(self.gens)
             for i in stale.tolist():
@@ -144,7 +144,7 @@ class RowValues(Generic[T]):
         self.values: list[T] = cast("list[T]", [None] * n)
 
     def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> list[T]:
-        stale = np.flatnonzero(self.gens != row_gen)
+        stale = (self.gens != row_gen).nonzero()[0]
         if len(stale):
             values, derive = self.values, self.derive
             for i in stale.tolist():
@@ -175,7 +175,7 @@ class RowScores:
     def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """The values at `idx` (a new array), every one of them up to date."""
         gens = self.gens
-        stale = np.flatnonzero(gens != row_gen)
+        stale = (gens != row_gen).nonzero()[0]
         if len(stale) <= self.ONE_BY_ONE:
             values, one = self.values, self.one
             for i in stale.tolist():
@@ -192,7 +192,7 @@ class RowScores:
     def sync_all(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> np.ndarray:
         """Every node's value, up to date: the index's own array (read it, do not keep or write it)."""
         gens = self.gens
-        stale = np.flatnonzero(gens != row_gen)
+        stale = (gens != row_gen).nonzero()[0]
         if len(stale) <= self.ONE_BY_ONE:
             values, one = self.values, self.one
             for i in stale.tolist():

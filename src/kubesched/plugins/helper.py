@@ -14,7 +14,7 @@ def default_normalize_score(scores: np.ndarray, reverse: bool, max_priority: int
     """
     if len(scores) == 0:
         return scores
-    top = int(scores.max())
+    top = int(scores[scores.argmax()])
     if top <= 0:
         if reverse:
             return np.full(len(scores), max_priority, np.int64)

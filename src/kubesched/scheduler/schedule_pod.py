@@ -212,7 +212,7 @@ class SchedulingAlgorithm:
 
         Returns the host and the positions (in `names`) of all nodes sharing the top score.
         """
-        tied_idx = np.flatnonzero(totals == totals.max())
+        tied_idx = (totals == totals[totals.argmax()]).nonzero()[0]
         if len(tied_idx) == 1:
             return str(names[int(tied_idx[0])]), tied_idx
         return str(names[int(tied_idx[self.rng.randrange(len(tied_idx))])]), tied_idx

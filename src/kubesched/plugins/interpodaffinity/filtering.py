@@ -118,7 +118,7 @@ class DomainCounts:
         return out
 
     def nonzero_keys(self) -> list[str]:
-        return [k for k in self._per_key if self.node_totals(k).any()]
+        return [k for k in self._per_key if np.count_nonzero(self.node_totals(k))]
 
     def to_dict(self) -> TopologyCounts:
         counts: TopologyCounts = {}

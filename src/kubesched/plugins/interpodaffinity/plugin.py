@@ -167,7 +167,7 @@ class InterPodAffinity(
             raise RuntimeError(s.message())
         v = filtering.verdicts(s, snapshot)
         failed = v != filtering.OK
-        if not failed.any():
+        if not np.count_nonzero(failed):
             return None
         statuses = {code: filtering.verdict_status(code) for code in np.unique(v[failed]).tolist()}
         return FilterVerdicts(failed, keys=v, status_of_key=statuses.__getitem__)  # type: ignore[arg-type]

@@ -367,7 +367,7 @@ class Fit(
         failed, table = self._columns_table(self._request(state), snapshot, idx, extra)
         # Keys now, while the arrays they read (some are the snapshot's own columns) are this cycle's;
         # a pass without failures never needs them.
-        keys = table.keys() if failed.any() else table.keys
+        keys = table.keys() if np.count_nonzero(failed) else table.keys
         return FilterVerdicts(failed, keys=keys, status_of_key=table.status_of_key)
 
     def _columns_table(
@@ -421,14 +421,14 @@ class Fit(
         checked = self._checked(req)
         if len(checked) > _PACKED_CHECKS:
             v = self._columns_verdicts(state, snapshot, None, None)
-            return v if v.failed.any() else None
+            return v if np.count_nonzero(v.failed) else None
         keys = snapshot.row_scores_all(
             (self.name, self, checked),
             lambda ni: _row_key(checked, ni),
             lambda rows: self._columns_table(req, snapshot, rows, None)[1].keys(),
         )
         failed = keys != 0
-        if not failed.any():
+        if not np.count_nonzero(failed):
             return None
         table = _FitStatuses.packed(self.name, [name for name, _ in checked])
         return FilterVerdicts(failed, keys=keys.copy(), status_of_key=table.status_of_key)
