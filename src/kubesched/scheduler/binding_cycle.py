@@ -21,7 +21,7 @@ from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
-from kubesched.klog import info, kobj
+from kubesched.klog import enabled, info, kobj
 from kubesched.metrics import Metrics
 from kubesched.queue.nominator import CLEAR_NOMINATED_NODE, NominatingInfo
 from kubesched.queue.scheduling_queue import SchedulingQueue
@@ -133,15 +133,16 @@ class BindingCycle:
         if s is not None and s.code != Code.SUCCESS:
             self._handle_binding_cycle_error(state, fw, qpi, result, s, start)
             return
-        info(
-            log,
-            2,
-            "Successfully bound pod to node",
-            pod=kobj(qpi.pod_info.key),
-            node=result.suggested_host,
-            evaluatedNodes=result.evaluated_nodes,
-            feasibleNodes=result.feasible_nodes,
-        )
+        if enabled(log, 2):  # per pod: the arguments are built only when they are logged
+            info(
+                log,
+                2,
+                "Successfully bound pod to node",
+                pod=kobj(qpi.pod_info.key),
+                node=result.suggested_host,
+                evaluatedNodes=result.evaluated_nodes,
+                feasibleNodes=result.feasible_nodes,
+            )
         self.metrics.observe_scheduled(fw.profile_name, qpi.attempts, perf_counter() - start)
         fw.run_post_bind_plugins(state, qpi.pod_info, result.suggested_host)
 

@@ -29,7 +29,7 @@ from kubesched.framework.interface import PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
-from kubesched.klog import info, kobj
+from kubesched.klog import enabled, info, kobj
 from kubesched.queue.nominator import CLEAR_NOMINATED_NODE, MODE_OVERRIDE, NominatingInfo
 from kubesched.scheduler.binding_cycle import BindCaller, BindingCycle, BindRunner, ParkedBinding
 from kubesched.scheduler.failure_handler import (
@@ -100,7 +100,8 @@ class SchedulingCycle(SchedulingAlgorithm, BindingCycle, FailureHandler):
             return self._no_pod_to_attempt(overlapping, waiting)
         # Whatever this cycle does, the overlapping work ends after its scheduling part.
         self._after_cycle[:0] = overlapping
-        info(log, 4, "About to try and schedule pod", pod=kobj(qpi.pod_info.key))
+        if enabled(log, 4):  # per pod: the arguments are built only when they are logged
+            info(log, 4, "About to try and schedule pod", pod=kobj(qpi.pod_info.key))
         fw = self.profiles.get(qpi.pod.spec.scheduler_name)
         if fw is None or self._skip_pod_schedule(fw, qpi):
             q.done(qpi.uid)
@@ -146,7 +147,8 @@ class SchedulingCycle(SchedulingAlgorithm, BindingCycle, FailureHandler):
 
     def _attempt(self, fw: Framework, qpi: QueuedPodInfo) -> None:
         """The scheduling cycle, then the binding cycle, or the failure handling."""
-        info(log, 3, "Attempting to schedule pod", pod=kobj(qpi.pod_info.key))
+        if enabled(log, 3):
+            info(log, 3, "Attempting to schedule pod", pod=kobj(qpi.pod_info.key))
         state = CycleState()
         if self.before_cycle is not None:
             self.before_cycle(fw, qpi)

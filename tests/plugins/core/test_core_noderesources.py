@@ -574,3 +574,26 @@ def test_pod_event_hint() -> None:
     pod = make_pod("p", "2")
     assert pod_ev.hint(pod, make_pod("gone", "1", node="n1"), None) == QueueingHint.QUEUE
     assert pod_ev.hint(pod, make_pod("gone", "1"), None) == QueueingHint.QUEUE_SKIP  # never bound
+
+
+@pytest.mark.parametrize("strategy", [LEAST_ALLOCATED, "MostAllocated", "BalancedAllocation"])
+def test_one_row_scorer_is_the_reference_score(strategy: str) -> None:
+    """The written-out cpu/memory arithmetic RowScores uses for one changed node (ResourceAllocationScorer._one_row)
+    gives `score`'s number, whatever the amounts: ordinary ones, zero allocatable, beyond NARROW, wrapping."""
+    import random
+
+    from kubesched.framework.types import NodeInfo, Resource
+
+    rng = random.Random(7)
+    amounts = [0, 1, 3, 100, 999, 4000, 10**9, 32 * 2**30, 2**53 + 1, 2**54, 2**62, 2**63 - 1]
+    for weights in ((1, 1), (3, 5)):
+        resources = [ResourceSpec("cpu", weights[0]), ResourceSpec("memory", weights[1])]
+        for use_requested in (False, True):
+            scorer = ResourceAllocationScorer(strategy, resources, use_requested=use_requested)
+            for _ in range(400):
+                requests = (rng.choice(amounts), rng.choice(amounts))
+                ni = NodeInfo()
+                ni.allocatable = Resource(rng.choice(amounts), rng.choice(amounts))
+                ni.requested = Resource(rng.choice(amounts), rng.choice(amounts))
+                ni.non_zero_requested = Resource(rng.choice(amounts), rng.choice(amounts))
+                assert scorer._one_row(requests)(ni) == scorer.score(ni, requests), (requests, ni)

@@ -12,7 +12,7 @@ on amd64. An out-of-range score is then the runtime's "invalid score" error.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -240,10 +240,48 @@ class ResourceAllocationScorer:
         requests = tuple(pod_requests)
         return snap.row_scores(
             (self, requests),
-            lambda ni: self.score(ni, requests),
+            self._one_row(requests),
             lambda rows: self.score_vec(snap, rows, requests),
             idx,
         )
+
+    def _one_row(self, requests: tuple[int, ...]) -> Callable[[NodeInfo], int]:
+        """`score` of one node for these requests: for cpu and memory with positive weights, the arithmetic
+        written out (while every amount is in [0, NARROW), Go's int64 and float64 steps are Python's);
+        `score` itself otherwise, and for a node with amounts out of that range."""
+
+        def general(ni: NodeInfo) -> int:
+            return self.score(ni, requests)
+
+        if self.names != [CPU, MEMORY] or min(self.weights) <= 0 or not all(0 <= r < NARROW for r in requests):
+            return general
+        cpu_req, mem_req = requests
+        w_cpu, w_mem = self.weights
+        w_sum = w_cpu + w_mem
+        use_requested = self.use_requested
+        strategy = self.strategy
+
+        def one(ni: NodeInfo) -> int:
+            alloc = ni.allocatable
+            used = ni.requested if use_requested else ni.non_zero_requested
+            ac, am = alloc.milli_cpu, alloc.memory
+            rc, rm = used.milli_cpu + cpu_req, used.memory + mem_req
+            if not (0 < ac < NARROW and 0 < am < NARROW and 0 <= rc < NARROW and 0 <= rm < NARROW):
+                return general(ni)
+            if strategy == BALANCED:
+                std = abs((min(float(rc) / float(ac), 1.0) - min(float(rm) / float(am), 1.0)) / 2)
+                return int((1 - std) * float(MAX_NODE_SCORE))
+            if strategy == LEAST_ALLOCATED:
+                sc = (ac - rc) * MAX_NODE_SCORE // ac if rc <= ac else 0
+                sm = (am - rm) * MAX_NODE_SCORE // am if rm <= am else 0
+            elif strategy == MOST_ALLOCATED:
+                sc = min(rc, ac) * MAX_NODE_SCORE // ac
+                sm = min(rm, am) * MAX_NODE_SCORE // am
+            else:
+                return general(ni)
+            return (sc * w_cpu + sm * w_mem) // w_sum
+
+        return one
 
     def score_vec(self, snap: Snapshot, idx: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
         allocs, reqs = [], []
