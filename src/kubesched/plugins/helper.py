@@ -17,7 +17,9 @@ def default_normalize_score(scores: np.ndarray, reverse: bool, max_priority: int
     top = int(scores[scores.argmax()])
     if top <= 0:
         if reverse:
-            return np.full(len(scores), max_priority, np.int64)
+            out = np.empty(len(scores), np.int64)
+            out.fill(max_priority)  # (np.full is a Python wrapper: several times this on small arrays)
+            return out
         return scores
     out = max_priority * scores // top
     if reverse:

@@ -32,7 +32,7 @@ class _PreScoreState:
 
 def _is_best_effort(requests: list[int]) -> bool:
     """isBestEffortPod: the pod requests none of the scored resources."""
-    return all(r == 0 for r in requests)
+    return not any(requests)
 
 
 class BalancedAllocation(PreScorePlugin, VectorScorePlugin, EnqueueExtensions):

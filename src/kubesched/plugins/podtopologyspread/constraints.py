@@ -197,6 +197,9 @@ def _requirements_from_map(labels: Mapping[str, str]) -> list[Requirement]:
     return [Requirement(k, "In", frozenset((v,))) for k, v in labels.items()]
 
 
+_NO_REQUIREMENTS = Selector(())
+
+
 def default_selector(pod: Pod, lister: Any) -> Selector:
     """helper.DefaultSelector: the union of the selectors of the Services and the controller selecting the pod.
 
@@ -211,9 +214,10 @@ def default_selector(pod: Pod, lister: Any) -> Selector:
             continue
         if all(pod_labels.get(k) == v for k, v in svc.spec.selector.items()):
             label_set.update(svc.spec.selector)
-    requirements = _requirements_from_map(label_set)
-
     owner = next((o for o in pod.metadata.owner_references if o.controller), None)
+    if not label_set and owner is None:
+        return _NO_REQUIREMENTS
+    requirements = _requirements_from_map(label_set)
     if owner is not None:
         gvk = (owner.api_version, owner.kind)
         if gvk == _RC:
