@@ -162,6 +162,10 @@ def pods_matter_only_by_sums(plugins: Sequence[FilterPlugin], skip: frozenset[st
     return all(p.name in skip or not p.depends_on_node_pods or isinstance(p, ResourceSumsFilterPlugin) for p in plugins)
 
 
+# Keys below this are grouped by np.bincount (an array this long at most) rather than np.unique.
+_BINCOUNT_KEYS = 1 << 12
+
+
 class FilterVerdicts:
     """A whole-snapshot Filter result: which nodes fail (by snapshot index) and why.
 
@@ -210,10 +214,17 @@ class FilterVerdicts:
     def grouped(self, rows: np.ndarray) -> list[tuple[np.ndarray, Status]]:
         """The statuses of `rows`, as (positions into rows, status) per distinct status."""
         if self.keys is not None and self.status_of_key is not None:
-            uniq, inverse = np.unique(self.keys[rows], return_inverse=True)
+            keys = self.keys[rows]
+            if not len(keys):
+                return []
+            if keys[keys.argmin()] >= 0 and keys[keys.argmax()] < _BINCOUNT_KEYS:
+                # Small keys (the usual verdict codes and packed bits): counted, not sorted as by np.unique.
+                uniq = np.bincount(keys).nonzero()[0]
+            else:
+                uniq = np.unique(keys)
             if len(uniq) == 1:
                 return [(np.arange(len(rows)), self.status_of_key(int(uniq[0])))]
-            return [(np.flatnonzero(inverse == j), self.status_of_key(int(k))) for j, k in enumerate(uniq.tolist())]
+            return [((keys == k).nonzero()[0], self.status_of_key(k)) for k in uniq.tolist()]
         by_status: dict[int, tuple[list[int], Status]] = {}
         for j, r in enumerate(rows.tolist()):
             st = self.status(r)

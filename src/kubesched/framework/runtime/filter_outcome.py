@@ -140,7 +140,9 @@ def group_failures(
     out: list[tuple[np.ndarray, Status]] = []
     ff = first_fail[failed]
     rows = nominated.rows[failed] if nominated is not None else None
-    for pos in np.unique(ff).tolist():
+    # Plugin positions: small and non-negative, counted rather than sorted (np.unique).
+    positions = np.bincount(ff).nonzero()[0] if len(ff) and ff[ff.argmax()] < len(plugins) else np.unique(ff)
+    for pos in positions.tolist():
         sel = ff == pos
         parts: list[tuple[np.ndarray, FilterVerdicts, np.ndarray]] = []
         if rows is None:

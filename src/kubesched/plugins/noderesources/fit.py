@@ -412,7 +412,10 @@ class Fit(
     def amounts_fit_all(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: ExtraSums
     ) -> np.ndarray:
-        return ~self._columns_verdicts(state, snapshot, idx, extra).failed
+        # Only whether it fits: no failure keys (the statuses' words) are packed.
+        failed, _table = self._columns_table(self._request(state), snapshot, idx, extra)
+        fits: np.ndarray = ~failed
+        return fits
 
     def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
         """fitsRequest on every node. A node's verdict depends on its row and the request only: the keys
