@@ -465,18 +465,21 @@ def _request_columns(orders: list[list[PodInfo]]) -> tuple[list[str], np.ndarray
     """
     rows = len(orders)
     width = max(len(o) for o in orders)
-    names = sorted({name for o in orders for pi in o for name in pi.requests.scalar})
-    flat: list[list[int]] = [[0] * (rows * width) for _ in range(3 + len(names))]
-    for r, order in enumerate(orders):
-        base = r * width
-        for c, pi in enumerate(order):
-            q = pi.requests
-            flat[0][base + c] = q.milli_cpu
-            flat[1][base + c] = q.memory
-            flat[2][base + c] = q.ephemeral_storage
-            for j, name in enumerate(names, 3):
-                flat[j][base + c] = q.scalar.get(name, 0)
-    return names, np.array(flat, np.int64).reshape(3 + len(names), rows, width)
+    reqs = [pi.requests for o in orders for pi in o]
+    names = sorted({name for q in reqs if q.scalar for name in q.scalar})
+    out = np.zeros((3 + len(names), rows * width), np.int64)
+    # Where each pod goes in the flattened [node, rank] grid (every row full: in order).
+    at: slice | list[int] = (
+        slice(None)
+        if len(reqs) == rows * width
+        else [r * width + c for r, o in enumerate(orders) for c in range(len(o))]
+    )
+    out[0, at] = [q.milli_cpu for q in reqs]
+    out[1, at] = [q.memory for q in reqs]
+    out[2, at] = [q.ephemeral_storage for q in reqs]
+    for j, name in enumerate(names, 3):
+        out[j, at] = [q.scalar.get(name, 0) for q in reqs]
+    return names, out.reshape(3 + len(names), rows, width)
 
 
 def _reprieve_ranks(

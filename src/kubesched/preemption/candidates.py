@@ -73,7 +73,21 @@ def _pick_by_default_criteria(nodes: list[str], victims: dict[str, Victims]) -> 
             left.append(node)
     if len(left) == 1:
         return left[0]
-    return _pick_by(left, _default_score_funcs(victims)[4:])
+    # The fifth, latest start of the highest-priority victims (as _default_score_funcs' latest_start).
+    chosen, best_start, reads = left[0], -math.inf, 0
+    for node in left:
+        top, earliest = -math.inf, math.inf
+        for p in victims[node].pods:
+            if p.priority > top:
+                top, earliest = p.priority, pod_start_key(p)
+            elif p.priority == top:
+                earliest = min(earliest, pod_start_key(p))
+        if earliest == math.inf:
+            reads += 1
+            earliest = NOW_READ + reads
+        if earliest > best_start:
+            chosen, best_start = node, earliest
+    return chosen
 
 
 def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], float]]:
