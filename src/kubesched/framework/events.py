@@ -9,41 +9,75 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import IntEnum, IntFlag
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from kubesched.api.core import Pod
 
 
-class ActionType(IntFlag):
-    ADD = 1 << 0
-    DELETE = 1 << 1
-    UPDATE_NODE_ALLOCATABLE = 1 << 2
-    UPDATE_NODE_LABEL = 1 << 3
-    UPDATE_NODE_TAINT = 1 << 4
-    UPDATE_NODE_CONDITION = 1 << 5
-    UPDATE_NODE_ANNOTATION = 1 << 6
-    UPDATE_POD_LABEL = 1 << 7
-    UPDATE_POD_SCALE_DOWN = 1 << 8
-    UPDATE_POD_TOLERATION = 1 << 9
-    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10
-    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1 << 11
-    UPDATE_POD_OTHER = 1 << 12
-    ALL = (1 << 13) - 1
-    UPDATE = (
-        UPDATE_NODE_ALLOCATABLE
-        | UPDATE_NODE_LABEL
-        | UPDATE_NODE_TAINT
-        | UPDATE_NODE_CONDITION
-        | UPDATE_NODE_ANNOTATION
-        | UPDATE_POD_LABEL
-        | UPDATE_POD_SCALE_DOWN
-        | UPDATE_POD_TOLERATION
-        | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-        | UPDATE_POD_GENERATED_RESOURCE_CLAIM
-        | UPDATE_POD_OTHER
-    )
+class ActionType(int):
+    """What happened to an object: bits, combined with `|` (ALL and UPDATE are combinations).
+
+    An int with named constants rather than an IntFlag: IntFlag's `&` and `|` run in
+    Python, and every cluster event is matched against every waiting pod's registered
+    events with `&` (a C-level int operation here); CPython 3.11 also reads enum members
+    through EnumType.__getattr__.
+    """
+
+    __slots__ = ()
+
+    ADD: ClassVar[ActionType]
+    DELETE: ClassVar[ActionType]
+    UPDATE_NODE_ALLOCATABLE: ClassVar[ActionType]
+    UPDATE_NODE_LABEL: ClassVar[ActionType]
+    UPDATE_NODE_TAINT: ClassVar[ActionType]
+    UPDATE_NODE_CONDITION: ClassVar[ActionType]
+    UPDATE_NODE_ANNOTATION: ClassVar[ActionType]
+    UPDATE_POD_LABEL: ClassVar[ActionType]
+    UPDATE_POD_SCALE_DOWN: ClassVar[ActionType]
+    UPDATE_POD_TOLERATION: ClassVar[ActionType]
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED: ClassVar[ActionType]
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM: ClassVar[ActionType]
+    UPDATE_POD_OTHER: ClassVar[ActionType]
+    ALL: ClassVar[ActionType]
+    UPDATE: ClassVar[ActionType]
+
+    def __or__(self, other: int) -> ActionType:
+        return ActionType(int(self) | int(other))
+
+    __ror__ = __or__
+
+    def __repr__(self) -> str:
+        return f"ActionType({_ACTION_LABELS.get(self, int(self))})"
+
+
+ActionType.ADD = ActionType(1 << 0)
+ActionType.DELETE = ActionType(1 << 1)
+ActionType.UPDATE_NODE_ALLOCATABLE = ActionType(1 << 2)
+ActionType.UPDATE_NODE_LABEL = ActionType(1 << 3)
+ActionType.UPDATE_NODE_TAINT = ActionType(1 << 4)
+ActionType.UPDATE_NODE_CONDITION = ActionType(1 << 5)
+ActionType.UPDATE_NODE_ANNOTATION = ActionType(1 << 6)
+ActionType.UPDATE_POD_LABEL = ActionType(1 << 7)
+ActionType.UPDATE_POD_SCALE_DOWN = ActionType(1 << 8)
+ActionType.UPDATE_POD_TOLERATION = ActionType(1 << 9)
+ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED = ActionType(1 << 10)
+ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM = ActionType(1 << 11)
+ActionType.UPDATE_POD_OTHER = ActionType(1 << 12)
+ActionType.ALL = ActionType((1 << 13) - 1)
+ActionType.UPDATE = (
+    ActionType.UPDATE_NODE_ALLOCATABLE
+    | ActionType.UPDATE_NODE_LABEL
+    | ActionType.UPDATE_NODE_TAINT
+    | ActionType.UPDATE_NODE_CONDITION
+    | ActionType.UPDATE_NODE_ANNOTATION
+    | ActionType.UPDATE_POD_LABEL
+    | ActionType.UPDATE_POD_SCALE_DOWN
+    | ActionType.UPDATE_POD_TOLERATION
+    | ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    | ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
+    | ActionType.UPDATE_POD_OTHER
+)
 
 
 _ACTION_LABELS = {
@@ -122,9 +156,20 @@ def match_any_cluster_event(event: ClusterEvent, registered: list[ClusterEvent])
     return any(match_cluster_events(r, event) for r in registered)
 
 
-class QueueingHint(IntEnum):
-    QUEUE_SKIP = 0
-    QUEUE = 1
+class QueueingHint(int):
+    """A hint function's answer: QUEUE_SKIP or QUEUE (an int with named constants, as Code)."""
+
+    __slots__ = ()
+
+    QUEUE_SKIP: ClassVar[QueueingHint]
+    QUEUE: ClassVar[QueueingHint]
+
+    def __repr__(self) -> str:
+        return "QueueingHint.QUEUE" if self else "QueueingHint.QUEUE_SKIP"
+
+
+QueueingHint.QUEUE_SKIP = QueueingHint(0)
+QueueingHint.QUEUE = QueueingHint(1)
 
 
 # A hint function: (pod waiting to be scheduled, old object, new object) -> hint.
