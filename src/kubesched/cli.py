@@ -60,7 +60,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
         # The loaded cluster lives until the process ends: keep the collector from walking it again and again.
         gc.freeze()
-        sim.run(progress)
+        sim.settle(progress)
     if args.output in ("json", "yaml"):
         output.write_results(sim, sys.stdout, args.output)
     else:
