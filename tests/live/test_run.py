@@ -10,6 +10,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from tests.live.conftest import (
@@ -293,3 +294,30 @@ def test_https_and_bearer_token_from_kubeconfig(cluster: Cluster) -> None:
     assert call("/api/v1/namespaces/default/pods", make_pod("secure"))[0] == 201
     wait_until(lambda: call("/api/v1/namespaces/default/pods/secure")[1]["spec"].get("nodeName"), what="bound")
     assert run.stop() == 0
+
+
+BAD_PROFILE = sched_config(leader_elect=False) + "  plugins:\n    score:\n      enabled: [{name: NoSuchPlugin}]\n"
+BAD_PROFILE_ERROR = (
+    'initializing profiles: creating profile for scheduler name kubesched: ScorePlugin "NoSuchPlugin" does not exist'
+)
+
+
+def test_bad_profile_refused_with_the_cluster_reachable(cluster: Cluster) -> None:
+    """The lists go out before the profiles are built (start-up overlaps them): a bad profile still ends
+    the run at once, status 2 with upstream's words, nothing scheduled, no health port left open."""
+    api = cluster.start(nodes_yaml(1))
+    api.create("/api/v1/namespaces/default/pods", make_pod("p0"))
+    proc = cluster.start_run(BAD_PROFILE)
+    assert proc.popen.wait(30) == 2, proc.text()
+    assert f"{BAD_PROFILE_ERROR}\n" in proc.text()
+    assert "Serving health" not in proc.text()
+    assert bound_nodes(api) == {"p0": ""}
+
+
+def test_bad_profile_reported_before_a_bad_kubeconfig(cluster: Cluster, tmp_path: Path) -> None:
+    """Both wrong: the profile's error comes first, as before any connection is attempted."""
+    cluster.kubeconfig = tmp_path / "missing-kubeconfig"
+    proc = cluster.start_run(BAD_PROFILE)
+    assert proc.popen.wait(30) == 2, proc.text()
+    assert BAD_PROFILE_ERROR in proc.text()
+    assert "missing-kubeconfig" not in proc.text()

@@ -43,15 +43,24 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(err.source, err.message) from None
     else:
         config = default_configuration()
-    from kubesched.configcheck import check_profiles
-
-    # Refused at start-up, as kube-scheduler refuses a bad profile before it connects.
-    check_profiles(config, args.config or "<default configuration>")
-    from kubesched.live.health import ListenError
     from kubesched.live.kubeconfig import load_connection
+
+    def check() -> None:
+        from kubesched.configcheck import check_profiles
+
+        # Refused at start-up, as kube-scheduler refuses a bad profile before it schedules anything.
+        check_profiles(config, args.config or "<default configuration>")
+
+    try:
+        conn = load_connection(args.kubeconfig or config.client_connection.kubeconfig or None, args.context)
+    except InputError:
+        check()  # a bad profile is reported first, whatever is wrong with the connection
+        raise
+    from kubesched.live.health import ListenError
     from kubesched.live.runner import LiveScheduler
 
-    conn = load_connection(args.kubeconfig or config.client_connection.kubeconfig or None, args.context)
+    # The profiles are checked once the initial lists are on their way: building every plugin (imports
+    # included) then overlaps the API server's work on the lists instead of coming before it.
     try:
         return LiveScheduler(
             config,
@@ -62,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             bind_workers=args.bind_workers,
             gc_after_sync=thresholds,
-        ).run()
+        ).run(check)
     except ListenError as err:
         # A runtime failure, as `kubesched serve` reports one: status 1, one line.
         print(f"error: {err}", file=sys.stderr)

@@ -22,7 +22,7 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -200,12 +200,12 @@ class LiveScheduler:
         else:
             log.warning("This Scheduler binds synchronously (no bind_runner): binds are not concurrent")
 
-    def start(self) -> None:
+    def start(self, check: Callable[[], None] | None = None) -> None:
+        """Send the initial lists, then (while the API server encodes them on its own CPU) run `check`,
+        serve health and metrics and build the scheduler: start-up work overlaps the lists' round trip."""
         self.io.start()
         for rest in self._clients():
             self.io.call(rest.open())
-        self.port = self.health.start(self.bind_address, self.port)
-        log.info("Serving health and metrics", extra={"address": f"http://{self.bind_address}:{self.port}"})
         kinds = [k for k in (*SCHEDULER_KINDS, *PLUGIN_KINDS) if k in KINDS]
         for kind in kinds:
             r = Reflector(
@@ -213,8 +213,11 @@ class LiveScheduler:
             )
             self.reflectors.append(r)
             self.io.spawn(r.run(), f"reflector {kind}")
+        if check is not None:
+            check()
+        self.port = self.health.start(self.bind_address, self.port)
+        log.info("Serving health and metrics", extra={"address": f"http://{self.bind_address}:{self.port}"})
         self.io.spawn(self.events.run(), "event series")
-        # The lists are on their way (the API server encodes them on its own CPU): build the scheduler meanwhile.
         self._build_scheduler()
 
     def wait_for_sync(self) -> bool:
@@ -321,12 +324,14 @@ class LiveScheduler:
         self.stopping = True
         self._wake()
 
-    def run(self) -> int:
-        """The whole life of the process: 0 after a requested stop, 1 when the lease was lost."""
+    def run(self, check: Callable[[], None] | None = None) -> int:
+        """The whole life of the process: 0 after a requested stop, 1 when the lease was lost.
+
+        `check` runs once the initial lists are sent (see start); what it raises ends the run."""
         signal.signal(signal.SIGTERM, self.request_stop)
         signal.signal(signal.SIGINT, self.request_stop)
         try:
-            self.start()
+            self.start(check)
             if self.wait_for_sync():
                 self.start_leading()
                 self.loop()
