@@ -119,7 +119,7 @@ def _check_scores(snap: Snapshot, one_by_one: int, every: int) -> None:
     saved = RowScores.ONE_BY_ONE
     RowScores.ONE_BY_ONE = one_by_one
     try:
-        got = snap.row_scores(("scores", one_by_one, every), _score, many, idx)
+        got = snap.row_scores(("scores", one_by_one, every), lambda: (_score, many), idx)
     finally:
         RowScores.ONE_BY_ONE = saved
     assert got.tolist() == [_score(nodes[i]) for i in idx.tolist()]

@@ -282,21 +282,23 @@ class Snapshot:
     def row_scores(
         self,
         key: Hashable,
-        one: Callable[[NodeInfo], int],
-        many: Callable[[np.ndarray], np.ndarray],
+        build: Callable[[], tuple[Callable[[NodeInfo], int], Callable[[np.ndarray], np.ndarray]]],
         idx: np.ndarray,
     ) -> np.ndarray:
-        """At `idx`, per node an int64 that depends on its row alone: `one(node_info)`, or `many(indices)`
-        for several rows at once; `key` names the question (e.g. a plugin and a pod shape). Each row is
-        computed once and again only when it changes: pods of one shape share the work (a new array)."""
-        index = self._pod_index(key, lambda: RowScores(self.num_nodes, one, many))
+        """At `idx`, per node an int64 that depends on its row alone; `key` names the question (e.g. a
+        plugin and a pod shape). `build()` gives `one(node_info)` and `many(indices)` (several rows at
+        once); it is called only when the index is made, so callers need not build them per pod. Each row
+        is computed once and again only when it changes: pods of one shape share the work (a new array)."""
+        index = self._pod_index(key, lambda: RowScores(self.num_nodes, *build()))
         return index.sync(self.nodes, self.row_gen, idx)
 
     def row_scores_all(
-        self, key: Hashable, one: Callable[[NodeInfo], int], many: Callable[[np.ndarray], np.ndarray]
+        self,
+        key: Hashable,
+        build: Callable[[], tuple[Callable[[NodeInfo], int], Callable[[np.ndarray], np.ndarray]]],
     ) -> np.ndarray:
         """row_scores at every node: the index's own array (read it, do not keep or write it)."""
-        index = self._pod_index(key, lambda: RowScores(self.num_nodes, one, many))
+        index = self._pod_index(key, lambda: RowScores(self.num_nodes, *build()))
         return index.sync_all(self.nodes, self.row_gen)
 
     def _pod_index(self, key: Hashable, build: Callable[[], IndexT]) -> IndexT:

@@ -427,8 +427,10 @@ class Fit(
             return v if np.count_nonzero(v.failed) else None
         keys = snapshot.row_scores_all(
             (self.name, self, checked),
-            lambda ni: _row_key(checked, ni),
-            lambda rows: self._columns_table(req, snapshot, rows, None)[1].keys(),
+            lambda: (
+                lambda ni: _row_key(checked, ni),
+                lambda rows: self._columns_table(req, snapshot, rows, None)[1].keys(),
+            ),
         )
         failed = keys != 0
         if not np.count_nonzero(failed):

@@ -240,8 +240,7 @@ class ResourceAllocationScorer:
         requests = tuple(pod_requests)
         return snap.row_scores(
             (self, requests),
-            self._one_row(requests),
-            lambda rows: self.score_vec(snap, rows, requests),
+            lambda: (self._one_row(requests), lambda rows: self.score_vec(snap, rows, requests)),
             idx,
         )
 
