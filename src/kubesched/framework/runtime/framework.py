@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import (
     BindPlugin,
@@ -40,7 +38,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.runtime.binding_points import BindingPoints
 from kubesched.framework.runtime.filter_passes import FilterPasses
 from kubesched.framework.runtime.plugin_failures import plugin_raised
-from kubesched.framework.runtime.score_passes import ScorePasses
+from kubesched.framework.runtime.score_passes import ScorePasses, ScoreRun
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.framework.waiting_pods import WaitingPods
@@ -84,7 +82,7 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
         self.waiting_pods = WaitingPods()
         # False runs every plugin through its per-node reference methods (tests compare both paths).
         self.use_vector_paths = True
-        self._weight_columns: dict[tuple[str, ...], np.ndarray] = {}
+        self._score_runs: dict[frozenset[str], ScoreRun] = {}
         self._pre_filter_ext = [
             (p, ext) for p in self.pre_filter_plugins if (ext := p.pre_filter_extensions()) is not None
         ]

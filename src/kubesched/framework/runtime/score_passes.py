@@ -31,6 +31,25 @@ if TYPE_CHECKING:
     from kubesched.framework.snapshot import Snapshot
 
 
+class ScoreRun:
+    """The Score plugins a cycle runs once PreScore skipped some, with what the passes read of them.
+
+    Kept per skipped set: pods alike skip alike, and these do not change once the profile is built.
+    """
+
+    __slots__ = ("names", "normalizing", "plugins", "vector", "weights")
+
+    def __init__(self, plugins: list[ScorePlugin], score_weights: Mapping[str, int]) -> None:
+        self.plugins = plugins
+        self.names = tuple(pl.name for pl in plugins)
+        # The weights as a column per plugin, for one product with the score matrix.
+        self.weights = np.array([score_weights.get(n, 1) for n in self.names], np.int64)
+        # Each plugin again where it has a vector path (all nodes at once), else None.
+        self.vector = [pl if isinstance(pl, VectorScorePlugin) else None for pl in plugins]
+        # The positions of the plugins with a NormalizeScore (ScoreExtensions() != nil upstream).
+        self.normalizing = [k for k, pl in enumerate(plugins) if pl.has_normalize()]
+
+
 class ScorePasses:
     """The PreScore and Score extension points; the Framework sets the attributes below."""
 
@@ -38,8 +57,8 @@ class ScorePasses:
     score_plugins: list[ScorePlugin]
     score_weights: dict[str, int]
     use_vector_paths: bool
-    # The weights of a run's plugins, by their names in order (a column per plugin).
-    _weight_columns: dict[tuple[str, ...], np.ndarray]
+    # The Score plugins run, by the set of those PreScore skipped.
+    _score_runs: dict[frozenset[str], ScoreRun]
 
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
@@ -61,6 +80,13 @@ class ScorePasses:
         finally:
             state.skip_score_plugins = frozenset(skip)
 
+    def _score_run(self, skip: frozenset[str]) -> ScoreRun:
+        run = self._score_runs.get(skip)
+        if run is None:
+            plugins = [pl for pl in self.score_plugins if pl.name not in skip]
+            run = self._score_runs[skip] = ScoreRun(plugins, self.score_weights)
+        return run
+
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
     ) -> tuple[np.ndarray | None, Mapping[str, np.ndarray], Status | None]:
@@ -71,36 +97,32 @@ class ScorePasses:
         reports its own error. The scores are one matrix (a row per plugin): the
         range check is one pass over it, the totals one product with the weights.
         """
-        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
-        raw, s = self._score(plugins, state, pod, snapshot, idx)
+        run = self._score_run(state.skip_score_plugins)
+        raw, s = self._score(run, state, pod, snapshot, idx)
         if s is None:
-            s = _normalize(plugins, raw, state, pod, snapshot, idx)
+            s = _normalize(run, raw, state, pod, snapshot, idx)
         if s is not None:
             return None, {}, s
         if not raw:
             return np.zeros(len(idx), np.int64), {}, None
         stacked = np.array(raw).astype(np.int64, copy=False)
-        s = _out_of_range(plugins, stacked)
+        s = _out_of_range(run.plugins, stacked)
         if s is not None:
             return None, {}, s
-        names = tuple(pl.name for pl in plugins)
-        weights = self._weight_columns.get(names)
-        if weights is None:
-            weights = np.array([self.score_weights.get(n, 1) for n in names], np.int64)
-            self._weight_columns[names] = weights
-        total: np.ndarray = weights @ stacked
-        return total, WeightedScores(names, stacked, weights), None
+        total: np.ndarray = run.weights @ stacked
+        return total, WeightedScores(run.names, stacked, run.weights), None
 
     def _score(
-        self, plugins: list[ScorePlugin], state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
+        self, run: ScoreRun, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
     ) -> tuple[list[np.ndarray], Status | None]:
         """Every plugin's raw scores over `idx`: all at once where it has a vector path, else node by node."""
         nodes = snapshot.nodes
         raw: list[np.ndarray] = []
-        for pl in plugins:
+        use_vector = self.use_vector_paths
+        for pl, vector in zip(run.plugins, run.vector, strict=True):
             try:
-                if self.use_vector_paths and isinstance(pl, VectorScorePlugin):
-                    scores = np.asarray(pl.score_all(state, pod, snapshot, idx), np.int64)
+                if use_vector and vector is not None:
+                    scores = np.asarray(vector.score_all(state, pod, snapshot, idx), np.int64)
                 else:
                     scores = np.empty(len(idx), np.int64)
                     for k, i in enumerate(idx):
@@ -115,7 +137,7 @@ class ScorePasses:
 
 
 def _normalize(
-    plugins: list[ScorePlugin],
+    run: ScoreRun,
     raw: list[np.ndarray],
     state: CycleState,
     pod: PodInfo,
@@ -130,9 +152,8 @@ def _normalize(
             names.append(snapshot.node_names()[idx])
         return names[0]
 
-    for k, pl in enumerate(plugins):
-        if not pl.has_normalize():
-            continue
+    for k in run.normalizing:
+        pl = run.plugins[k]
         lst = NodeScoreList(node_names, raw[k])
         try:
             s = pl.normalize_score(state, pod, lst)
