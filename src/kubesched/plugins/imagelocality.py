@@ -74,8 +74,11 @@ class ImageLocality(VectorScorePlugin):
         return calculate_priority(s, len(images)), None
 
     def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
-        images = _images(pod)
         index = snapshot.node_cache("image-index", lambda: _image_index(snapshot))
+        if not index:
+            # No node reports any image: every sum is 0, below MIN_THRESHOLD, so every score is 0.
+            return np.zeros(len(idx), np.int64)
+        images = _images(pod)
         if not any(name in index for name in images) and MAX_CONTAINER_THRESHOLD * len(images) > MIN_THRESHOLD:
             # No node has any of the pod's images: every score is the floor.
             return np.zeros(len(idx), np.int64)

@@ -70,6 +70,14 @@ def _taint_groups(snapshot: Snapshot) -> list[tuple[tuple[Taint, ...], np.ndarra
     return snapshot.node_cache("taint-groups", build)
 
 
+def _prefer_no_schedule_groups(snapshot: Snapshot) -> list[tuple[tuple[Taint, ...], np.ndarray]]:
+    """The taint groups with a PreferNoSchedule taint: the only ones Score counts (often none)."""
+    return snapshot.node_cache(
+        "taint-groups/prefer-no-schedule",
+        lambda: [g for g in _taint_groups(snapshot) if any(t.effect == "PreferNoSchedule" for t in g[0])],
+    )
+
+
 def tolerated_mask(snapshot: Snapshot, tolerations: Sequence[Toleration]) -> np.ndarray:
     """Per node: the pod tolerates all its NoSchedule/NoExecute taints (one check per distinct taint list)."""
     ok = np.ones(snapshot.num_nodes, bool)
@@ -141,9 +149,12 @@ class TaintToleration(VectorFilterPlugin, PreScorePlugin, VectorScorePlugin, Enq
         return _count_intolerable_prefer_no_schedule(taints, self._tolerations(state, pod)), None
 
     def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
+        groups = _prefer_no_schedule_groups(snapshot)
+        if not groups:
+            return np.zeros(len(idx), np.int64)
         counts = np.zeros(snapshot.num_nodes, np.int64)
         tolerations = self._tolerations(state, pod)
-        for taints, ix in _taint_groups(snapshot):
+        for taints, ix in groups:
             c = _count_intolerable_prefer_no_schedule(taints, tolerations)
             if c:
                 counts[ix] = c

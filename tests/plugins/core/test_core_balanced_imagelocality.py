@@ -238,3 +238,27 @@ def test_scaled_image_score_truncates() -> None:
     assert scaled_image_score(st, 3) == 699050666
     st.nodes = {"a", "b", "c"}
     assert scaled_image_score(st, 3) == 2000 * MB
+
+
+def test_image_locality_follows_image_changes_between_pods_alike() -> None:
+    """score_all answers 0 everywhere while no node reports an image (the snapshot's image index is empty):
+    images appearing or going between two pods alike must show in the next pod's scores."""
+    env = Env([make_node("a"), make_node("b")])
+    pl = ImageLocality(env.handle)
+    idx = np.array([0, 1], np.int64)
+
+    def scores() -> list[int]:
+        pod = PodInfo(_image_pod("gcr.io/300:v1"))
+        got = pl.score_all(CycleState(), pod, env.snapshot, idx).tolist()
+        assert got == [pl.score(CycleState(), pod, ni)[0] for ni in env.snapshot.nodes]
+        return got
+
+    def set_images(name: str, images: list) -> None:
+        env.cache.update_node(env.cache.nodes[name].node, make_node(name, images=images))
+        env.cache.update_snapshot(env.snapshot)
+
+    assert scores() == [0, 0]
+    set_images("a", NODE_40_300_2000)
+    assert scores() == [12, 0]
+    set_images("a", [])
+    assert scores() == [0, 0]

@@ -160,3 +160,33 @@ def test_node_change_hint() -> None:
     assert node_hint(pod, tolerated, tolerated) == QueueingHint.QUEUE_SKIP
     assert pod_hint(pod, pod, pod) == QueueingHint.QUEUE
     assert pod_hint(pod, None, make_pod("other")) == QueueingHint.QUEUE_SKIP
+
+
+def test_score_follows_taint_changes_between_pods_alike() -> None:
+    """score_all skips the counting while no node has a PreferNoSchedule taint (a per-snapshot cache):
+    a taint added, changed or removed between two pods alike must show in the next pod's scores."""
+    env = Env([make_node("node0"), make_node("node1", taints=[_taint("a", "b", NS)])])
+    pl = TaintToleration()
+    idx = np.array([0, 1], np.int64)
+
+    def scores() -> list[int]:
+        state = CycleState()
+        pod = _pod([])
+        assert pl.pre_score(state, pod, env.snapshot.nodes) is None
+        assert pl.score_all(state, pod, env.snapshot, idx).tolist() == [
+            pl.score(state, pod, ni)[0] for ni in env.snapshot.nodes
+        ]
+        return pl.score_all(state, pod, env.snapshot, idx).tolist()
+
+    def retaint(name: str, taints: list[dict[str, Any]]) -> None:
+        env.cache.update_node(env.cache.nodes[name].node, make_node(name, taints=taints))
+        env.cache.update_snapshot(env.snapshot)
+
+    assert scores() == [0, 0]
+    retaint("node1", [_taint("a", "b", NS), _taint("c", "d", PNS)])
+    assert scores() == [0, 1]
+    retaint("node0", [_taint("c", "d", PNS), _taint("e", "f", PNS)])
+    assert scores() == [2, 1]
+    retaint("node0", [])
+    retaint("node1", [_taint("a", "b", NS)])
+    assert scores() == [0, 0]
