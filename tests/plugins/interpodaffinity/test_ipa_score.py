@@ -123,3 +123,28 @@ def test_normalize_truncates_like_go() -> None:
     assert normalize(np.array([-3, 0, 7], np.int64)).tolist() == [0, 30, 100]
     assert normalize(np.array([1, 2, 4], np.int64)).tolist() == [0, 33, 100]
     assert normalize(np.array([5, 5], np.int64)).tolist() == [0, 0]
+
+
+def test_prescore_skips_while_existing_pods_have_required_anti_affinity_only() -> None:
+    """Existing pods with (anti-)affinity but no scoring term (required anti-affinity only) cannot score a pod
+    without preferred terms: PreScore skips; once a pod with a scoring term lands, the next pod scores."""
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "p"}}, "topologyKey": HOST}
+    ]}}  # fmt: skip
+    env = cluster([make_pod("lone", labels={"app": "p"}, node="a1", spec={"affinity": anti})])
+    assert env.snapshot.any_pods_with_affinity()
+    pl = plugin(env)
+    assert raw_scores(pl, env, env.pod_info(make_pod("p", labels={"app": "p"}))) is None
+    # A pod whose own terms fail to parse is still an error, not a skip.
+    bad = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchExpressions": [{"key": "k", "operator": "Bogus"}]}, "topologyKey": HOST}
+    ]}}  # fmt: skip
+    s = pl.pre_score(CycleState(), env.pod_info(make_pod("bad", spec={"affinity": bad})), env.snapshot.nodes)
+    assert s is not None and s.code == Code.ERROR
+    env.add_pod(make_pod("likes", node="b1", spec=spec(pref=[weighted(7, {"app": "p"})])))
+    assert raw_scores(pl, env, env.pod_info(make_pod("p2", labels={"app": "p"}))) == {
+        "a1": 0,
+        "a2": 0,
+        "b1": 7,
+        "c1": 0,
+    }

@@ -33,7 +33,12 @@ from kubesched.framework.status import SKIP, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
 from kubesched.plugins.interpodaffinity import filtering, queueing, scoring
-from kubesched.plugins.interpodaffinity.terms import AffinityTerm, WeightedAffinityTerm, pod_affinity_terms
+from kubesched.plugins.interpodaffinity.terms import (
+    AffinityTerm,
+    WeightedAffinityTerm,
+    pod_affinity_terms,
+    scoring_terms_index,
+)
 
 PRE_FILTER_STATE_KEY = "PreFilter" + names.INTER_POD_AFFINITY
 PRE_SCORE_STATE_KEY = "PreScore" + names.INTER_POD_AFFINITY
@@ -198,11 +203,16 @@ class InterPodAffinity(
         terms = pod_affinity_terms(pod)
         if terms.error is not None:
             return Status.as_error(f"failed to parse pod: {terms.error}")
+        whole = self.handle.whole_snapshot(snapshot.nodes) is not None
+        if whole and not has_preferred and not scoring_terms_index(snapshot):
+            # Only existing pods' scoring terms (required affinity, preferred ones) could score, and no
+            # pod carries any (pods with required anti-affinity only): no pair contributes.
+            return SKIP
         preferred = self._merge_weighted(terms.preferred_affinity)
         preferred_anti = self._merge_weighted(terms.preferred_anti_affinity)
         ns_labels = self._namespace_labels(pod.namespace)
         hard_weight = self.args.hard_pod_affinity_weight
-        if self.handle.whole_snapshot(snapshot.nodes) is not None:
+        if whole:
             topology_score = scoring.build_topology_score_all(
                 pod.pod, preferred, preferred_anti, ns_labels, snapshot, hard_weight
             )
