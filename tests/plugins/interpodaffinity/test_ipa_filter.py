@@ -210,3 +210,22 @@ def test_missing_prefilter_state_is_an_error() -> None:
     s = pl.filter(CycleState(), env.pod_info(make_pod("p")), env.node("a1"))
     assert s is not None and s.code == Code.ERROR
     assert s.message() == 'error reading "PreFilterInterPodAffinity" from cycleState: not found'
+
+
+def test_domain_counts_nonzero_keys_follow_adds() -> None:
+    """DomainCounts keeps nonzero_keys() (and the per-key totals) until the next add: an add must renew them."""
+    import numpy as np
+
+    from kubesched.plugins.interpodaffinity.filtering import DomainCounts
+
+    env = Env([make_node(n, labels={"zone": z, "kubernetes.io/hostname": n}) for n, z in (("a", "1"), ("b", "2"))])
+    counts = DomainCounts(env.snapshot)
+    counts.add("zone", np.zeros(2, np.int64))
+    assert counts.nonzero_keys() == []
+    counts.add("zone", np.array([0, 3], np.int64))
+    counts.add("kubernetes.io/hostname", np.array([1, 0], np.int64))
+    assert counts.nonzero_keys() == ["zone", "kubernetes.io/hostname"]
+    assert counts.node_totals("zone").tolist() == [0, 3]
+    assert counts.node_totals("kubernetes.io/hostname").tolist() == [1, 0]
+    counts.add("kubernetes.io/hostname", np.array([-1, 0], np.int64))
+    assert counts.nonzero_keys() == ["zone"]

@@ -86,18 +86,21 @@ class DomainCounts:
     and RemovePod) is materialized only when asked for.
     """
 
-    __slots__ = ("_per_key", "_snapshot", "_totals")
+    __slots__ = ("_nonzero", "_per_key", "_snapshot", "_totals")
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
         self._per_key: dict[str, np.ndarray] = {}
         self._totals: dict[str, np.ndarray] = {}
+        # nonzero_keys(), kept until the next add (PreFilter and Filter ask several times).
+        self._nonzero: list[str] | None = None
 
     def add(self, key: str, per_node: np.ndarray) -> None:
         acc = self._per_key.get(key)
         # A copy: `per_node` may be a snapshot index's own array, which later cycles update in place.
         self._per_key[key] = per_node.copy() if acc is None else acc + per_node
         self._totals.pop(key, None)
+        self._nonzero = None
 
     def node_totals(self, key: str) -> np.ndarray:
         """Per node: the count of its domain of `key` (0 where the node lacks the label)."""
@@ -108,8 +111,9 @@ class DomainCounts:
             if acc is None:
                 out = np.zeros(len(d.ids), np.int64)
             elif d.singletons:
-                # One node per domain (hostname): the node's own count.
-                out = np.where(d.present, acc, 0)
+                # One node per domain (hostname): the node's own count (`acc` itself when every node
+                # has the label: it is this object's own array, never written after).
+                out = acc if d.num_present == len(d.ids) else np.where(d.present, acc, 0)
             else:
                 totals = np.bincount(d.ids[d.present], weights=acc[d.present], minlength=len(d.values) + 1)
                 totals[-1] = 0  # the slot read by nodes without the label
@@ -118,7 +122,11 @@ class DomainCounts:
         return out
 
     def nonzero_keys(self) -> list[str]:
-        return [k for k in self._per_key if np.count_nonzero(self.node_totals(k))]
+        """The keys with some node in a domain of non-zero count (read it, do not change it)."""
+        keys = self._nonzero
+        if keys is None:
+            keys = self._nonzero = [k for k in self._per_key if np.count_nonzero(self.node_totals(k))]
+        return keys
 
     def to_dict(self) -> TopologyCounts:
         counts: TopologyCounts = {}
@@ -353,10 +361,25 @@ def _node_totals(state: PreFilterState, i: int, snapshot: Snapshot, key: str) ->
     return _domain_counts(snapshot, state._get(i), key)
 
 
+def _positive(totals: Iterable[np.ndarray]) -> np.ndarray | None:
+    """Per node: some of `totals` is positive; None for no totals."""
+    out: np.ndarray | None = None
+    for t in totals:
+        if out is None:
+            out = t > 0
+        else:
+            out |= t > 0
+    return out
+
+
 def verdicts(state: PreFilterState, snapshot: Snapshot) -> np.ndarray:
-    """`verdict` for every node of the snapshot (int8 array), judged per domain."""
+    """`verdict` for every node of the snapshot (int8 array), judged per domain.
+
+    A later check only judges the nodes the earlier ones passed; while none has failed, that is every node.
+    """
     n = snapshot.num_nodes
     out = np.zeros(n, np.int8)
+    judged = False
     if state.required_affinity:
         has_keys = np.ones(n, bool)
         pods_exist = np.ones(n, bool)
@@ -368,24 +391,22 @@ def verdicts(state: PreFilterState, snapshot: Snapshot) -> np.ndarray:
         else:
             ok = has_keys & pods_exist
         out[~ok] = AFFINITY
+        judged = True
     if state.required_anti_affinity and not state.is_empty(2):
-        bad = np.zeros(n, bool)
-        for t in state.required_anti_affinity:
-            bad |= _node_totals(state, 2, snapshot, t.topology_key) > 0
-        out[(out == OK) & bad] = ANTI_AFFINITY
+        bad = _positive(_node_totals(state, 2, snapshot, t.topology_key) for t in state.required_anti_affinity)
+        out[((out == OK) & bad) if judged else bad] = ANTI_AFFINITY
+        judged = True
     if not state.is_empty(0):
         # Any label of the node may name a repelling domain: one gather per label key.
-        bad = np.zeros(n, bool)
         lazy = state.domain_counts(0)
         if lazy is not None:
-            for k in lazy.nonzero_keys():
-                bad |= lazy.node_totals(k) > 0
+            bad = _positive(lazy.node_totals(k) for k in lazy.nonzero_keys())
         else:
             closed: dict[str, dict[str, int]] = {}
             for (k, v), c in state.existing_anti_affinity_counts.items():
                 if c > 0:
                     closed.setdefault(k, {})[v] = 1
-            for k, values in closed.items():
-                bad |= domains(snapshot, k).spread(values) > 0
-        out[(out == OK) & bad] = EXISTING_ANTI_AFFINITY
+            bad = _positive(domains(snapshot, k).spread(values) for k, values in closed.items())
+        if bad is not None:
+            out[((out == OK) & bad) if judged else bad] = EXISTING_ANTI_AFFINITY
     return out
