@@ -39,7 +39,8 @@ class Domains:
 
     def spread(self, per_value: Mapping[str, int], default: int = 0) -> np.ndarray:
         """Per node: `per_value[node's value]`; `default` where the value is not listed or the label is missing."""
-        table = np.full(len(self.values) + 1, default, np.int64)
+        table = np.empty(len(self.values) + 1, np.int64)
+        table.fill(default)  # (np.full is a Python wrapper: several times this on small arrays)
         index = self.index
         for v, x in per_value.items():
             d = index.get(v)
@@ -48,16 +49,20 @@ class Domains:
         # ids == -1 reads the last slot, which holds `default`.
         return table[self.ids]
 
-    def sums(self, members: np.ndarray, per_node: np.ndarray) -> dict[str, int]:
+    def sums(self, members: np.ndarray | None, per_node: np.ndarray) -> dict[str, int]:
         """{value: sum of per_node over member nodes with that value}, for every value some member has.
 
         Values come in the order of their first member node, as a walk over the nodes would add them.
+        `members` None: every node.
         """
-        inside = members & self.present
-        ids = self.ids[inside]
+        if members is None and self.num_present == len(self.ids):
+            ids, weights = self.ids, per_node
+        else:
+            inside = self.present if members is None else members & self.present
+            ids, weights = self.ids[inside], per_node[inside]
         if not len(ids):
             return {}
-        totals = np.bincount(ids, weights=per_node[inside], minlength=len(self.values)).astype(np.int64).tolist()
+        totals = np.bincount(ids, weights=weights, minlength=len(self.values)).astype(np.int64).tolist()
         values = self.values
         if len(ids) == self.num_present:
             # Every node with the label is a member: the domains come in their own order (of first node).

@@ -212,3 +212,23 @@ def test_api_server_merge_of_match_label_keys_is_idempotent_for_the_scheduler() 
     assert [(e.key, e.operator, e.values) for e in exprs] == [("rev", "In", ["2"])]
     assert run_filter(plugin(env), env, env.pod_info(merged)) == run_filter(plugin(env), env, env.pod_info(raw))
     assert apply_match_label_keys(incoming(constraint())) is not None
+
+
+def test_whole_snapshot_prefilter_counts_like_the_reference() -> None:
+    """compute_pre_filter_state_all (nodes missing a key, pods with and without a node selector, one or two
+    constraints) counts the same domains and critical paths as the walk over every node."""
+    from kubesched.plugins.podtopologyspread.filtering import compute_pre_filter_state, compute_pre_filter_state_all
+
+    pods = [s_pod("1", "a1"), s_pod("2", "b1"), s_pod("3", "a2"), s_pod("4", "nz")]
+    for extra in ([], [make_node("nz")]):
+        env = cluster(pods if extra else pods[:3], extra_nodes=extra)
+        pl = plugin(env)
+        for spec in ({}, {"nodeSelector": {ZONE: "a"}}):
+            for cs in ((constraint(),), (constraint(HOST), constraint(ZONE))):
+                pod = env.pod_info(incoming(*cs, **spec))
+                constraints = pl.get_constraints(pod.pod, "DoNotSchedule")
+                fast = compute_pre_filter_state_all(pod, constraints, env.snapshot)
+                ref = compute_pre_filter_state(pod, constraints, env.snapshot.nodes)
+                assert fast.tp_value_to_match_num == ref.tp_value_to_match_num
+                assert [repr(p) for p in fast.critical_paths] == [repr(p) for p in ref.critical_paths]
+                run_filter(pl, env, pod)  # filter_all agrees with filter on every node

@@ -158,20 +158,25 @@ def spread_counts(snapshot: Snapshot, selector: Selector, namespace: str) -> np.
 class InclusionMasks:
     """Per node, whether it passes the pod's node inclusion policies; each mask computed on first use."""
 
-    __slots__ = ("_affinity", "_pod", "_snapshot", "_tolerated")
+    __slots__ = ("_affinity", "_affinity_done", "_pod", "_snapshot", "_tolerated")
 
     def __init__(self, pod: Pod, snapshot: Snapshot) -> None:
         self._pod = pod
         self._snapshot = snapshot
+        # The required node affinity's mask; None (once done) when the pod has none: every node passes.
         self._affinity: np.ndarray | None = None
+        self._affinity_done = False
         self._tolerated: np.ndarray | None = None
 
     def of(self, c: TopologySpreadConstraint) -> np.ndarray | None:
         """The nodes `c.match_node_inclusion_policies` admits (None: all of them)."""
         m = None
         if c.node_affinity_policy == HONOR:
-            if self._affinity is None:
-                self._affinity = RequiredNodeAffinity(self._pod).mask(self._snapshot)
+            if not self._affinity_done:
+                required = RequiredNodeAffinity(self._pod)
+                if required.label_selector is not None or required.node_selector is not None:
+                    self._affinity = required.mask(self._snapshot)
+                self._affinity_done = True
             m = self._affinity
         if c.node_taints_policy == HONOR:
             if self._tolerated is None:

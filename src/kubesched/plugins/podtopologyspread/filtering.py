@@ -164,17 +164,25 @@ def compute_pre_filter_state_all(
     pod: PodInfo, constraints: list[TopologySpreadConstraint], snapshot: Snapshot
 ) -> PreFilterState:
     """`compute_pre_filter_state` over every node of the snapshot, from its per-selector pod counts."""
-    has_keys = np.ones(snapshot.num_nodes, bool)
-    for c in constraints:
-        has_keys &= domains(snapshot, c.topology_key).present
+    has_keys = _with_all_keys(constraints, snapshot)
     policies = InclusionMasks(pod.pod, snapshot)
     counts: list[dict[str, int]] = []
     for c in constraints:
         admitted = policies.of(c)
-        members = has_keys if admitted is None else has_keys & admitted
+        members = has_keys if admitted is None else admitted if has_keys is None else has_keys & admitted
         per_node = spread_counts(snapshot, c.selector, pod.namespace)
         counts.append(domains(snapshot, c.topology_key).sums(members, per_node))
     return PreFilterState(constraints, [_critical_paths(m) for m in counts], counts)
+
+
+def _with_all_keys(constraints: list[TopologySpreadConstraint], snapshot: Snapshot) -> np.ndarray | None:
+    """Per node: it has every constraint's topology key; None when every node has them all."""
+    has_keys: np.ndarray | None = None
+    for c in constraints:
+        d = domains(snapshot, c.topology_key)
+        if d.num_present < len(d.ids):
+            has_keys = d.present if has_keys is None else has_keys & d.present
+    return has_keys
 
 
 def _critical_paths(counts: dict[str, int]) -> CriticalPaths:
@@ -211,17 +219,24 @@ def verdict_status(v: int) -> Status | None:
 
 
 def verdicts(state: PreFilterState, pod_labels: Mapping[str, str], snapshot: Snapshot) -> np.ndarray:
-    """`verdict` for every node of the snapshot (int8), one gather per constraint."""
+    """`verdict` for every node of the snapshot (int8), one gather per constraint.
+
+    A constraint only judges the nodes the earlier ones passed (`undecided`, None while that is every node).
+    """
     out = np.zeros(snapshot.num_nodes, np.int8)
-    undecided = np.ones(snapshot.num_nodes, bool)
+    undecided: np.ndarray | None = None
+    last = len(state.constraints) - 1
     for i, c in enumerate(state.constraints):
         d = domains(snapshot, c.topology_key)
-        missing = undecided & ~d.present
-        out[missing] = MISSING_LABEL
-        undecided &= ~missing
+        if d.num_present < len(d.ids):
+            out[~d.present if undecided is None else undecided & ~d.present] = MISSING_LABEL
+            undecided = d.present if undecided is None else undecided & d.present
         self_match = 1 if c.selector.matches(pod_labels) else 0
         limit = c.max_skew - self_match + state.min_match_num(i)
-        too_many = undecided & (d.spread(state.tp_value_to_match_num[i]) > limit)
+        too_many = d.spread(state.tp_value_to_match_num[i]) > limit
+        if undecided is not None:
+            too_many &= undecided
         out[too_many] = SKEW
-        undecided &= ~too_many
+        if i < last:
+            undecided = ~too_many if undecided is None else undecided & ~too_many
     return out
