@@ -70,6 +70,10 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
+# The labels of the events a new or updated unscheduled pod enters with (ClusterEvent.label formats them).
+_UNSCHEDULED_POD_ADD = EVENT_UNSCHEDULED_POD_ADD.label
+_UNSCHEDULED_POD_UPDATE = EVENT_UNSCHEDULED_POD_UPDATE.label
+
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 BACKOFF_ORDERING_WINDOW = 1.0
 
@@ -182,10 +186,9 @@ class SchedulingQueue:
     def _run_pre_enqueue(self, q: QueuedPodInfo) -> None:
         plugins = self.pre_enqueue_plugins.get(q.pod.spec.scheduler_name, ())
         gating = q.gating_plugin
-        ordered = list(plugins)
         if gating:
-            ordered.sort(key=lambda p: p.name != gating)
-        for pl in ordered:
+            plugins = sorted(plugins, key=lambda p: p.name != gating)
+        for pl in plugins:
             try:
                 s = pl.pre_enqueue(q.pod_info)
             except Exception as err:  # noqa: BLE001 - contained: an Error status, which gates the pod (upstream)
@@ -219,7 +222,7 @@ class SchedulingQueue:
         self.backoff_q.delete(q.uid)
         self.error_backoff_q.delete(q.uid)
         self.active_q.add_or_update(q)
-        if event in (EVENT_UNSCHEDULED_POD_ADD.label, EVENT_UNSCHEDULED_POD_UPDATE.label):
+        if event in (_UNSCHEDULED_POD_ADD, _UNSCHEDULED_POD_UPDATE):
             self.nominator.add(q.pod_info, None)
         self._emit(ACTIVE_Q, q, event)
         return True
@@ -252,7 +255,7 @@ class SchedulingQueue:
 
     def add(self, pi: PodInfo) -> None:
         """A new unscheduled pod."""
-        self._move_to_active(self._new_queued(pi), EVENT_UNSCHEDULED_POD_ADD.label)
+        self._move_to_active(self._new_queued(pi), _UNSCHEDULED_POD_ADD)
 
     def pop(self) -> QueuedPodInfo | None:
         """The next pod to try: head of activeQ, else head of backoffQ; None when both are empty."""
@@ -318,6 +321,9 @@ class SchedulingQueue:
         pre_check: Callable[[QueuedPodInfo], bool] | None = None,
     ) -> None:
         if not self._is_event_of_interest(event):
+            return
+        if not self.unschedulable:  # nothing to move (the common case): the event only reaches the pods in flight
+            self._record_in_flight(event, old, new)
             return
         pods = [q for q in self.unschedulable.values() if pre_check is None or pre_check(q)]
         self._move_pods(pods, event, old, new)
@@ -397,7 +403,7 @@ class SchedulingQueue:
                 if where in (ACTIVE_Q, BACKOFF_Q):
                     break
             return
-        self._move_to_active(self._new_queued(new), EVENT_UNSCHEDULED_POD_UPDATE.label)
+        self._move_to_active(self._new_queued(new), _UNSCHEDULED_POD_UPDATE)
 
     def delete(self, pi: PodInfo) -> None:
         self.nominator.delete(pi)

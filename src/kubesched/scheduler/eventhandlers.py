@@ -156,8 +156,10 @@ class EventHandlers:
     def _delete_unscheduled(self, old: Pod) -> None:
         q = self.queue
         assert q is not None
-        pi = self._info(old)
-        q.delete(pi)
+        # The queue and the nominator read the uid only: the PodInfo last made for the pod does (often the bound
+        # one, just made), rather than one more derived for this old object.
+        pi = self._infos.get(old.metadata.uid)
+        q.delete(pi if pi is not None else self._info(old))
         fw = self.profiles.get(old.spec.scheduler_name)
         rejected = False
         if fw is not None:

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from time import perf_counter
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from kubesched.api.core import Pod
 from kubesched.cache.cache import CacheError
 from kubesched.framework.cycle_state import CycleState
@@ -112,6 +114,8 @@ class SchedulingCycle(SchedulingAlgorithm, BindingCycle, FailureHandler):
 
     def _ripe_overlapping_work(self) -> tuple[list[Callable[[], None]], list[tuple[int, Callable[[], None]]]]:
         """One more cycle begins: the work whose cycles are over (it ends with this one), and the rest."""
+        if not self._during_cycles:
+            return [], []
         ripe: list[tuple[int, Callable[[], None]]] = []
         waiting: list[tuple[int, Callable[[], None]]] = []
         for cycles, fn in self._during_cycles:
@@ -241,8 +245,6 @@ class SchedulingCycle(SchedulingAlgorithm, BindingCycle, FailureHandler):
 
 
 def _with_node(pod: Pod, node: str) -> Pod:
-    import msgspec
-
     return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
 
 
