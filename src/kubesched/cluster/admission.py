@@ -46,6 +46,8 @@ class AdmissionError(ValueError):
 
 def _default_requirements(r: ResourceRequirements) -> ResourceRequirements:
     """Requests copied from limits for every resource that has a limit but no request."""
+    if r.limits.keys() <= r.requests.keys():  # nothing missing (the usual case), checked without a loop
+        return r
     missing = {k: v for k, v in r.limits.items() if k not in r.requests}
     if not missing:
         return r
@@ -57,13 +59,14 @@ def _default_container(c: Container, host_network: bool) -> Container:
     res = _default_requirements(c.resources)
     if res is not c.resources:
         changes["resources"] = res
-    if host_network and any(p.host_port == 0 for p in c.ports):
-        changes["ports"] = [
-            msgspec.structs.replace(p, host_port=p.container_port) if p.host_port == 0 else p for p in c.ports
-        ]
-    ports = changes.get("ports", c.ports)
-    if any(not p.protocol for p in ports):
-        changes["ports"] = [p if p.protocol else msgspec.structs.replace(p, protocol="TCP") for p in ports]
+    if c.ports:
+        if host_network and any(p.host_port == 0 for p in c.ports):
+            changes["ports"] = [
+                msgspec.structs.replace(p, host_port=p.container_port) if p.host_port == 0 else p for p in c.ports
+            ]
+        ports = changes.get("ports", c.ports)
+        if not all([p.protocol for p in ports]):
+            changes["ports"] = [p if p.protocol else msgspec.structs.replace(p, protocol="TCP") for p in ports]
     return msgspec.structs.replace(c, **changes) if changes else c
 
 

@@ -101,6 +101,8 @@ class EmbeddedClient:
         return self.store.get(kind, key)
 
     def priority_classes(self) -> dict[str, PriorityClass]:
+        if not self.store.count("PriorityClass"):  # asked on every pod's create: no dict built for none
+            return {}
         return {pc.metadata.name: pc for pc in self.store.iter("PriorityClass")}
 
     def ensure_namespace(self, name: str) -> None:

@@ -121,7 +121,8 @@ class ClusterStore:
             raise NotFound(kind, key) from None
 
     def find(self, kind: str, key: str) -> Any | None:
-        return self.objects.get(kind, {}).get(key)
+        bucket = self.objects.get(kind)
+        return bucket.get(key) if bucket is not None else None
 
     def list(self, kind: str) -> list[Any]:
         return list(self.objects.get(kind, {}).values())
@@ -134,15 +135,26 @@ class ClusterStore:
 
     # ------------------------------------------------------------ writes
 
-    def _stamp(self, obj: Any, new: bool) -> Any:
+    def _stamp(self, obj: Any, new: bool, kept: ObjectMeta | None = None) -> Any:
+        """The object with its next resourceVersion, in one replace of its metadata (per write: keyword
+        arguments, not a dict of changes). A new object gets a uid and a creationTimestamp if it has none;
+        an update keeps those of `kept`, the stored object's metadata."""
         meta: ObjectMeta = obj.metadata
-        changes: dict[str, Any] = {"resource_version": str(next(self._rv))}
-        if new:
-            if not meta.uid:
-                changes["uid"] = f"{meta.name}-{next(self._uid):08d}"
-            if meta.creation_timestamp is None:
-                changes["creation_timestamp"] = self.clock.datetime()
-        return msgspec.structs.replace(obj, metadata=msgspec.structs.replace(meta, **changes))
+        rv = str(next(self._rv))
+        if kept is not None:
+            meta = msgspec.structs.replace(
+                meta, resource_version=rv, uid=kept.uid, creation_timestamp=kept.creation_timestamp
+            )
+        elif new:
+            # str.zfill: what f"{n:08d}" gives for n >= 0, without parsing a format spec per object.
+            uid = meta.uid or f"{meta.name}-{str(next(self._uid)).zfill(8)}"
+            created = meta.creation_timestamp
+            if created is None:
+                created = self.clock.datetime()
+            meta = msgspec.structs.replace(meta, resource_version=rv, uid=uid, creation_timestamp=created)
+        else:
+            meta = msgspec.structs.replace(meta, resource_version=rv)
+        return msgspec.structs.replace(obj, metadata=meta)
 
     def create(self, kind: str, obj: Any) -> Any:
         key = object_key(obj)
@@ -160,10 +172,7 @@ class ClusterStore:
         old = bucket.get(key)
         if old is None:
             raise NotFound(kind, key)
-        meta = msgspec.structs.replace(
-            obj.metadata, uid=old.metadata.uid, creation_timestamp=old.metadata.creation_timestamp
-        )
-        obj = self._stamp(msgspec.structs.replace(obj, metadata=meta), new=False)
+        obj = self._stamp(obj, new=False, kept=old.metadata)
         bucket[key] = obj
         self._emit(kind, MODIFIED, old, obj)
         return obj

@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 from kubesched.api.decode import decode
+from kubesched.api.meta import ObjectMeta
 from kubesched.cluster.clock import RealClock
 from kubesched.cluster.store import ADDED, DELETED, MODIFIED, ClusterStore, Conflict, NotFound, object_key
 from kubesched.live.client import merge_diff
@@ -114,8 +115,8 @@ class ServedStore(ClusterStore):
         self.last_rv = next(self._rv)
         return self.last_rv
 
-    def _stamp(self, obj: Any, new: bool) -> Any:
-        obj = super()._stamp(obj, new)
+    def _stamp(self, obj: Any, new: bool, kept: ObjectMeta | None = None) -> Any:
+        obj = super()._stamp(obj, new, kept)
         self.last_rv = int(obj.metadata.resource_version)
         return obj
 

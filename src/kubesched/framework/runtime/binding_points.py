@@ -91,9 +91,8 @@ class BindingPoints:
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
-        if not self.bind_plugins:
-            return Status(Code.SKIP)
-        s: Status | None = Status(Code.SKIP)
+        """The first Bind plugin that does not skip binds; Skip (the last plugin's) when all skip or none is set."""
+        s: Status | None = None
         for pl in self.bind_plugins:
             try:
                 s = pl.bind(state, pod, node)
@@ -104,7 +103,7 @@ class BindingPoints:
             if s is not None and s.code != Code.SUCCESS:
                 return bind_failed(pl.name, s)
             return s
-        return s
+        return Status(Code.SKIP) if s is None else s
 
     @property
     def binds_by_default(self) -> bool:
