@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,13 +15,11 @@ def pod_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
     only sidecar (restartPolicy Always) init containers and regular containers
     keep their ports.
     """
-    sidecars = (c for c in pod.spec.init_containers if c.restart_policy == "Always")
-    return [
-        (p.host_ip, p.protocol, p.host_port)
-        for c in itertools.chain(sidecars, pod.spec.containers)
-        for p in c.ports
-        if p.host_port > 0
-    ]
+    spec = pod.spec
+    containers = spec.containers
+    if spec.init_containers:  # the sidecars' ports come first
+        containers = [*(c for c in spec.init_containers if c.restart_policy == "Always"), *containers]
+    return [(p.host_ip, p.protocol, p.host_port) for c in containers for p in c.ports if p.host_port > 0]
 
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"

@@ -106,10 +106,12 @@ _RESOURCE_CACHE_SIZE = 8192
 
 
 def _resources_signature(pod: Pod) -> tuple[Any, ...]:
+    # Made for every new pod object: list comprehensions (no generator per tuple), no loop over no init containers.
     spec = pod.spec
+    init = spec.init_containers
     return (
-        tuple((tuple(c.resources.requests.items()), c.restart_policy) for c in spec.init_containers),
-        tuple(tuple(c.resources.requests.items()) for c in spec.containers),
+        tuple([(tuple(c.resources.requests.items()), c.restart_policy) for c in init]) if init else (),
+        tuple([tuple(c.resources.requests.items()) for c in spec.containers]),
         tuple(spec.overhead.items()),
         tuple(spec.resources.requests.items()) if spec.resources is not None else None,
     )
