@@ -268,19 +268,43 @@ def _requirements_through_json(r: ResourceRequirements) -> ResourceRequirements:
 def _list_through_json(rl: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] | None = None
     for name, raw in rl.items():
-        try:
-            before = parse_resource_quantity(raw)
-        except QuantityError:
-            continue
-        text = before.string()
-        if text == raw:
-            continue
-        after = parse_resource_quantity(text)
-        if (before.dec, before.amount, before.exp) != (after.dec, after.amount, after.exp):
+        text = _text_through_json(raw)
+        if text is not None:
             if out is None:
                 out = dict(rl)
             out[name] = text
     return rl if out is None else out
+
+
+# A quantity's text -> the text the JSON round trip leaves in its place, None when it takes no other form.
+# Every status patch runs every request and limit through it: a cluster's pods share few texts.
+_THROUGH_JSON: dict[str, str | None] = {}
+_THROUGH_JSON_SIZE = 4096
+
+
+def _text_through_json(raw: Any) -> str | None:
+    if type(raw) is str:
+        try:
+            return _THROUGH_JSON[raw]
+        except KeyError:
+            pass
+    try:
+        before = parse_resource_quantity(raw)
+    except QuantityError:
+        text = None
+    else:
+        text = before.string()
+        if text == raw:
+            text = None
+        else:
+            after = parse_resource_quantity(text)
+            if (before.dec, before.amount, before.exp) == (after.dec, after.amount, after.exp):
+                text = None
+    if type(raw) is str:
+        if len(_THROUGH_JSON) >= _THROUGH_JSON_SIZE:
+            _THROUGH_JSON.clear()
+        _THROUGH_JSON[raw] = text
+    return text
 
 
 def update_pod_condition(

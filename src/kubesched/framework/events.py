@@ -242,6 +242,15 @@ def pod_scheduling_property_changes(new: Pod, old: Pod) -> list[ClusterEvent]:
 
 def _requests_decreased(new: Pod, old: Pod) -> bool:
     """extractPodScaleDown: a request removed, or its MilliValue() lower than before (Go's int64s)."""
+    a, b = old.spec, new.spec
+    if (
+        a.containers is b.containers
+        and a.init_containers is b.init_containers
+        and a.overhead is b.overhead
+        and a.resources is b.resources
+    ):
+        # The very lists the requests are summed from (a status update): nothing to parse, nothing decreased.
+        return False
     from kubesched.api.resources import pod_requests
 
     before, after = pod_requests(old), pod_requests(new)
