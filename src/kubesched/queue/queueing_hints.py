@@ -43,13 +43,22 @@ class InFlightEvent:
         self.new = new
 
 
-def hint_for_in_flight(hints: dict[str, QueueingHintMap], q: QueuedPodInfo, events: list[InFlightEvent]) -> int:
+# (profile, incoming event) -> the hint functions of the registered events it matches, in registration order.
+HintFunctionCache = dict[tuple[str, ClusterEvent], list[HintFunction]]
+
+
+def hint_for_in_flight(
+    hints: dict[str, QueueingHintMap],
+    q: QueuedPodInfo,
+    events: list[InFlightEvent],
+    cache: HintFunctionCache | None = None,
+) -> int:
     """The strategy for a pod just rejected, from the events that arrived during its attempt."""
     if not q.unschedulable_plugins and not q.pending_plugins:
         return QUEUE_AFTER_BACKOFF
     strategy = QUEUE_SKIP
     for e in events:
-        s = worth_requeuing(hints, q, e.event, e.old, e.new)
+        s = worth_requeuing(hints, q, e.event, e.old, e.new, cache)
         if s == QUEUE_IMMEDIATELY:
             return s
         if s == QUEUE_AFTER_BACKOFF:
@@ -60,11 +69,20 @@ def hint_for_in_flight(hints: dict[str, QueueingHintMap], q: QueuedPodInfo, even
 
 
 def worth_requeuing(
-    hints: dict[str, QueueingHintMap], q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any
+    hints: dict[str, QueueingHintMap],
+    q: QueuedPodInfo,
+    event: ClusterEvent,
+    old: Any,
+    new: Any,
+    cache: HintFunctionCache | None = None,
 ) -> int:
-    """The strategy for an unschedulable pod on `event`: what the hints of the plugins that rejected it say."""
-    rejectors = q.unschedulable_plugins | q.pending_plugins
-    if not rejectors:
+    """The strategy for an unschedulable pod on `event`: what the hints of the plugins that rejected it say.
+
+    `cache` (the queue's: registrations never change once it is built) keeps, per profile and event, the
+    hint functions whose registered event matches, so that each pod of each event does not match them all.
+    """
+    unschedulable, pending = q.unschedulable_plugins, q.pending_plugins
+    if not unschedulable and not pending:
         return QUEUE_AFTER_BACKOFF
     if event.is_wildcard():
         if new is not None:
@@ -72,28 +90,31 @@ def worth_requeuing(
             if uid != q.uid:
                 return QUEUE_SKIP
         return QUEUE_AFTER_BACKOFF
-    hint_map = hints.get(q.pod.spec.scheduler_name)
+    profile = q.pod.spec.scheduler_name
+    hint_map = hints.get(profile)
     if hint_map is None:
         return QUEUE_AFTER_BACKOFF
+    fns = cache.get((profile, event)) if cache is not None else None
+    if fns is None:
+        fns = [h for registered, hs in hint_map.items() if match_cluster_events(registered, event) for h in hs]
+        if cache is not None:
+            cache[(profile, event)] = fns
     strategy = QUEUE_SKIP
-    for registered, fns in hint_map.items():
-        if not match_cluster_events(registered, event):
+    for h in fns:
+        if h.plugin not in unschedulable and h.plugin not in pending:
             continue
-        for h in fns:
-            if h.plugin not in rejectors:
-                continue
-            if h.fn is None:
+        if h.fn is None:
+            hint = QueueingHint.QUEUE
+        else:
+            try:
+                hint = h.fn(q.pod, old, new)
+            except Exception:  # noqa: BLE001 - a failing hint must not strand the pod
                 hint = QueueingHint.QUEUE
-            else:
-                try:
-                    hint = h.fn(q.pod, old, new)
-                except Exception:  # noqa: BLE001 - a failing hint must not strand the pod
-                    hint = QueueingHint.QUEUE
-            if hint == QueueingHint.QUEUE_SKIP:
-                continue
-            if h.plugin in q.pending_plugins:
-                return QUEUE_IMMEDIATELY
-            if not q.pending_plugins:
-                return QUEUE_AFTER_BACKOFF
-            strategy = QUEUE_AFTER_BACKOFF
+        if hint == QueueingHint.QUEUE_SKIP:
+            continue
+        if h.plugin in pending:
+            return QUEUE_IMMEDIATELY
+        if not pending:
+            return QUEUE_AFTER_BACKOFF
+        strategy = QUEUE_AFTER_BACKOFF
     return strategy

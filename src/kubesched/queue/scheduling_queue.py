@@ -48,6 +48,7 @@ from kubesched.queue.queueing_hints import (
     QUEUE_IMMEDIATELY,
     QUEUE_SKIP,
     HintFunction,
+    HintFunctionCache,
     InFlightEvent,
     QueueingHintMap,
     hint_for_in_flight,
@@ -104,6 +105,7 @@ class SchedulingQueue:
         self.pre_enqueue_plugins = pre_enqueue_plugins or {}
         self.queueing_hints = queueing_hints or {}
         self._interest: dict[ClusterEvent, bool] = {}
+        self._hint_fns: HintFunctionCache = {}
         self.plugin_to_events: dict[str, list[ClusterEvent]] = {}
         for hint_map in self.queueing_hints.values():
             for ev, fns in hint_map.items():
@@ -293,7 +295,7 @@ class SchedulingQueue:
             q.consecutive_errors_count = 0
         q.timestamp = self.clock()
         q.backoff_expiration = None
-        strategy = hint_for_in_flight(self.queueing_hints, q, events)
+        strategy = hint_for_in_flight(self.queueing_hints, q, events, self._hint_fns)
         return self._requeue_with_strategy(q, strategy, SCHEDULE_ATTEMPT_FAILURE)
 
     def _is_event_of_interest(self, event: ClusterEvent) -> bool:
@@ -334,7 +336,7 @@ class SchedulingQueue:
         for q in list(pods):
             if q.gated() and not match_any_cluster_event(event, q.gating_plugin_events):
                 continue
-            strategy = worth_requeuing(self.queueing_hints, q, event, old, new)
+            strategy = worth_requeuing(self.queueing_hints, q, event, old, new, self._hint_fns)
             if strategy == QUEUE_SKIP:
                 continue
             self.unschedulable.pop(q.uid, None)
@@ -398,7 +400,7 @@ class SchedulingQueue:
             q.pod_info = new
             self.nominator.update(old, new)
             for ev in events:
-                strategy = worth_requeuing(self.queueing_hints, q, ev, old.pod, new.pod)
+                strategy = worth_requeuing(self.queueing_hints, q, ev, old.pod, new.pod, self._hint_fns)
                 where = self._requeue_with_strategy(q, strategy, ev.label)
                 if where in (ACTIVE_Q, BACKOFF_Q):
                     break
