@@ -120,9 +120,16 @@ class Cache:
         st = self.pod_states.get(old.uid)
         if st is None or old.uid in self.assumed:
             raise CacheError(f"pod {old.key} is not added to scheduler cache, so cannot be updated")
-        self._remove_from_node(st.info, st.node)
-        self._add_to_node(new, new.node_name)
-        self.pod_states[new.uid] = _PodState(new, new.node_name)
+        node = new.node_name
+        # A status change (preemption's DisruptionTarget on every victim) counts alike: swapped in place, as the
+        # binding's confirmation is (replace_pod leaves the pod lists as remove then add would).
+        ni = self.nodes.get(node) if st.node == node else None
+        if ni is not None and ni.node is not None and ni.replace_pod(st.info, new):
+            self._dirty[node] = ni
+        else:
+            self._remove_from_node(st.info, st.node)
+            self._add_to_node(new, node)
+        self.pod_states[new.uid] = _PodState(new, node)
 
     def remove_pod(self, pi: PodInfo) -> None:
         st = self.pod_states.get(pi.uid)
