@@ -172,16 +172,23 @@ class RowScores:
         self.gens = np.full(n, -1, np.int64)
         self.values = np.zeros(n, np.int64)
 
+    def _refresh_few(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> np.ndarray | None:
+        """Recompute the stale rows one by one when they are few (usually the node the last pod changed);
+        when there are more, recompute nothing and return them."""
+        gens = self.gens
+        stale: np.ndarray = (gens != row_gen).nonzero()[0]
+        if len(stale) > self.ONE_BY_ONE:
+            return stale
+        values, one = self.values, self.one
+        for i in stale.tolist():
+            values[i] = one(nodes[i])
+            gens[i] = row_gen[i]
+        return None
+
     def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """The values at `idx` (a new array), every one of them up to date."""
-        gens = self.gens
-        stale = (gens != row_gen).nonzero()[0]
-        if len(stale) <= self.ONE_BY_ONE:
-            values, one = self.values, self.one
-            for i in stale.tolist():
-                values[i] = one(nodes[i])
-                gens[i] = row_gen[i]
-        else:
+        if self._refresh_few(nodes, row_gen) is not None:
+            gens = self.gens
             stale = idx[gens[idx] != row_gen[idx]]
             if len(stale):
                 self.values[stale] = self.many(stale)
@@ -191,14 +198,8 @@ class RowScores:
 
     def sync_all(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> np.ndarray:
         """Every node's value, up to date: the index's own array (read it, do not keep or write it)."""
-        gens = self.gens
-        stale = (gens != row_gen).nonzero()[0]
-        if len(stale) <= self.ONE_BY_ONE:
-            values, one = self.values, self.one
-            for i in stale.tolist():
-                values[i] = one(nodes[i])
-                gens[i] = row_gen[i]
-        else:
+        stale = self._refresh_few(nodes, row_gen)
+        if stale is not None:
             self.values[stale] = self.many(stale)
-            gens[stale] = row_gen[stale]
+            self.gens[stale] = row_gen[stale]
         return self.values

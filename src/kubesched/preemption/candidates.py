@@ -76,18 +76,24 @@ def _pick_by_default_criteria(nodes: list[str], victims: dict[str, Victims]) -> 
     # The fifth, latest start of the highest-priority victims (as _default_score_funcs' latest_start).
     chosen, best_start, reads = left[0], -math.inf, 0
     for node in left:
-        top, earliest = -math.inf, math.inf
-        for p in victims[node].pods:
-            if p.priority > top:
-                top, earliest = p.priority, pod_start_key(p)
-            elif p.priority == top:
-                earliest = min(earliest, pod_start_key(p))
+        earliest = _earliest_top_start(victims[node].pods)
         if earliest == math.inf:
             reads += 1
             earliest = NOW_READ + reads
         if earliest > best_start:
             chosen, best_start = node, earliest
     return chosen
+
+
+def _earliest_top_start(pods: list[PodInfo]) -> float:
+    """util.GetEarliestPodStartTime: the earliest start among the highest-priority pods (inf: none started)."""
+    top, earliest = -math.inf, math.inf
+    for p in pods:
+        if p.priority > top:
+            top, earliest = p.priority, pod_start_key(p)
+        elif p.priority == top:
+            earliest = min(earliest, pod_start_key(p))
+    return earliest
 
 
 def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], float]]:
@@ -111,13 +117,7 @@ def _default_score_funcs(victims: dict[str, Victims]) -> list[Callable[[str], fl
     def latest_start(node: str) -> float:
         # util.GetEarliestPodStartTime: the earliest start among the highest-priority victims; later is better.
         nonlocal reads
-        top = -math.inf
-        earliest = math.inf
-        for p in victims[node].pods:
-            if p.priority > top:
-                top, earliest = p.priority, pod_start_key(p)
-            elif p.priority == top:
-                earliest = min(earliest, pod_start_key(p))
+        earliest = _earliest_top_start(victims[node].pods)
         if earliest == math.inf:
             # None of them has started: upstream reads the clock for this node, later than every start
             # time and than its reads for the nodes before, so of such nodes the last one looked at wins.
