@@ -46,6 +46,7 @@ def _queue(
     clock: Clock,
     hints: dict[ClusterEvent, list[HintFunction]] | None = None,
     pre_enqueue: list[PreEnqueuePlugin] | None = None,
+    window_phase: float = 0.0,
 ) -> SchedulingQueue:
     if hints is None:
         hints = {
@@ -60,6 +61,7 @@ def _queue(
         clock,
         pre_enqueue_plugins={PROFILE: pre_enqueue if pre_enqueue is not None else [SchedulingGates()]},
         queueing_hints={PROFILE: hints},
+        window_phase=window_phase,
     )
 
 
@@ -166,6 +168,29 @@ def test_backoff_expiration_is_truncated_to_the_one_second_window() -> None:
     assert q.is_backing_off(qpi)
     clock.t = 1002.0
     assert not q.is_backing_off(qpi)
+
+
+def test_backoff_windows_start_where_the_wall_clock_seconds_do() -> None:
+    # The clock reads 0 half-way through a wall-clock second: windows run from x.5 to (x+1).5 on it.
+    clock = Clock(0.3)
+    q = _queue(clock, window_phase=0.5)
+    early, late = _pi("early", 1), _pi("late", 9)
+    q.add(early)
+    _fail(q, "early", {"Fit"})  # failed at 0.3: expires 1.3, in the window [0.5, 1.5)
+    clock.t = 0.6
+    q.add(late)
+    _fail(q, "late", {"Fit"})  # failed at 0.6: expires 1.6, in the window [1.5, 2.5)
+    q.move_all_to_active_or_backoff(NODE_ADD)
+    assert (q.find(early.uid).backoff_expiration, q.find(late.uid).backoff_expiration) == (0.5, 1.5)
+    # Earlier window first, whatever the priorities; with windows on whole seconds both share [1, 2).
+    assert q.backoff_q.peek().pod_info.name == "early"
+    clock.t = 1.49
+    assert q.is_backing_off(q.find(early.uid))
+    clock.t = 1.5
+    assert not q.is_backing_off(q.find(early.uid))
+    assert q.is_backing_off(q.find(late.uid))
+    aligned = _queue(Clock(0.3))
+    assert aligned._window_start(1.3) == aligned._window_start(1.6) == 1.0
 
 
 def test_a_pod_that_never_failed_is_not_backing_off_even_in_its_arrival_window() -> None:

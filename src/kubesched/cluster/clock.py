@@ -15,11 +15,20 @@ EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 # datetimes (creation timestamps, conditions, events) must stay valid datetimes (year 9999 is ~2.5e11 s
 # away) with room for the durations, backoffs and grace periods that come after the last arrival.
 MAX_SECONDS = 1e10
+# Where within a wall-clock second a simulation starts. Upstream aligns its 1 s backoff windows to the wall
+# clock (time.Truncate), and a run starts at whatever point of a second it starts: pods failed within the
+# first second of a run can fall in two windows, which decides who is retried first. Starting exactly on a
+# second (every such pod in one window) is the one start upstream almost never has; half-way is typical.
+VIRTUAL_SECOND_PHASE = 0.5
 
 
 class Clock:
     def now(self) -> float:
         raise NotImplementedError
+
+    def second_phase(self) -> float:
+        """Where the wall clock stands within its second when now() reads 0 (backoff windows align to it)."""
+        return 0.0
 
     def datetime(self) -> datetime:
         return EPOCH + timedelta(seconds=self.now())
@@ -35,6 +44,9 @@ class VirtualClock(Clock):
 
     def now(self) -> float:
         return self._now
+
+    def second_phase(self) -> float:
+        return VIRTUAL_SECOND_PHASE
 
     def datetime(self) -> datetime:
         at, dt = self._datetime
@@ -61,6 +73,9 @@ class RealClock(Clock):
 
     def now(self) -> float:
         return time.monotonic() - self._start
+
+    def second_phase(self) -> float:
+        return self._wall_start.microsecond / 1e6
 
     def datetime(self) -> datetime:
         return self._wall_start + timedelta(seconds=self.now())

@@ -97,8 +97,12 @@ class SchedulingQueue:
         max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         namespace_labels: Callable[[str], dict[str, str]] | None = None,
         on_event: Callable[[str, QueuedPodInfo, str], None] | None = None,
+        window_phase: float = 0.0,
     ) -> None:
         self.clock = clock
+        # The backoff windows start where the wall clock's seconds do: `window_phase` is the wall clock's
+        # position within its second when `clock` reads 0 (Clock.second_phase).
+        self.window_phase = window_phase
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.max_in_unschedulable = max_in_unschedulable
@@ -181,9 +185,9 @@ class SchedulingQueue:
         """Still in backoff while its (aligned) expiry is not before the current window's start."""
         return self._backoff_time(q) >= self._window_start(self.clock())
 
-    @staticmethod
-    def _window_start(t: float) -> float:
-        return math.floor(t / BACKOFF_ORDERING_WINDOW) * BACKOFF_ORDERING_WINDOW
+    def _window_start(self, t: float) -> float:
+        phase = self.window_phase
+        return math.floor((t + phase) / BACKOFF_ORDERING_WINDOW) * BACKOFF_ORDERING_WINDOW - phase
 
     def _run_pre_enqueue(self, q: QueuedPodInfo) -> None:
         plugins = self.pre_enqueue_plugins.get(q.pod.spec.scheduler_name, ())

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.cache.cache import Cache
+from kubesched.cluster.clock import Clock
 from kubesched.config.types import KubeSchedulerConfiguration
 from kubesched.framework.events import unroll_wildcard_resource
 from kubesched.framework.handle import Lister
@@ -157,7 +158,13 @@ class Scheduler(SchedulingCycle, EventHandlers):
             queueing_hints=hints,
             initial_backoff=float(self.config.pod_initial_backoff_seconds),
             max_backoff=float(self.config.pod_max_backoff_seconds),
+            window_phase=self._second_phase(),
         )
+
+    def _second_phase(self) -> float:
+        """The cluster clock's position within a wall-clock second at its zero (0 when it has none)."""
+        clock = getattr(getattr(self.cluster, "store", None), "clock", None)
+        return clock.second_phase() if isinstance(clock, Clock) else 0.0
 
     def _activate(self, pods: Iterable[PodInfo]) -> None:
         self.queue.activate(pods)  # type: ignore[union-attr]
