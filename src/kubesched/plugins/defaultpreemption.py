@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
+from itertools import chain, compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,14 +36,16 @@ from kubesched.framework.pod_sums import FILTER_VERDICTS_KEY, ExtraSums
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
-from kubesched.preemption.candidates import Victims
+from kubesched.preemption.candidates import PickKey, Victims
 from kubesched.preemption.evaluator import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, Evaluator
-from kubesched.preemption.importance import GO_INSERTION_MAX, insertion_order, sort_by_importance
+from kubesched.preemption.importance import GO_INSERTION_MAX, insertion_order, pod_start_key, sort_by_importance
 
 if TYPE_CHECKING:
     from kubesched.framework.runtime import Framework
 
 NO_VICTIMS = "No preemption victims found for incoming pod"
+# Below every pod priority (int32).
+_NO_PRIORITY = -(1 << 40)
 
 
 def pod_terminating_by_preemption(pi: PodInfo) -> bool:
@@ -55,13 +58,14 @@ def pod_terminating_by_preemption(pi: PodInfo) -> bool:
     return False
 
 
-def _pods_by_importance(ni: NodeInfo) -> tuple[list[PodInfo], list[int]]:
-    """A node's pods in Go's insertion-sort order by importance, and their negated priorities (ascending).
+def _pods_by_importance(ni: NodeInfo) -> tuple[list[PodInfo], list[int], list[float]]:
+    """A node's pods in Go's insertion-sort order by importance, their negated priorities (ascending)
+    and their start keys.
 
     The lower-priority tail of this order is how sort.Slice orders those pods when there are at most 12.
     """
     ordered = insertion_order(ni.pods)
-    return ordered, [-pi.priority for pi in ordered]
+    return ordered, [-pi.priority for pi in ordered], [pod_start_key(pi) for pi in ordered]
 
 
 def _columns_of(e: ExtraSums) -> list[np.ndarray]:
@@ -103,14 +107,14 @@ class VictimBatch:
     """SelectVictimsOnNode's answers for a list of nodes (by position), computed as they are read.
 
     `candidates()` yields, in order, the positions where the pod fits once
-    victims are gone, with those victims (possibly none) and how many of them
-    violate a PDB; every other position failed, and `status(k)` says why.
+    victims are gone, with those victims (possibly none, else with the pick's
+    key worked out); every other position failed, and `status(k)` says why.
     """
 
     __slots__ = ("candidates", "status")
 
     def __init__(
-        self, candidates: Callable[[], Iterator[tuple[int, list[PodInfo], int]]], status: Callable[[int], Status]
+        self, candidates: Callable[[], Iterator[tuple[int, Victims]]], status: Callable[[int], Status]
     ) -> None:
         self.candidates = candidates
         self.status = status
@@ -264,7 +268,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                 ok &= ~failed[idx]
         fitting = np.flatnonzero(ok).tolist()
 
-        def candidates() -> Iterator[tuple[int, list[PodInfo], int]]:
+        def candidates() -> Iterator[tuple[int, Victims]]:
             found = 0
             c = 0  # next entry of `fitting`
             while c < len(fitting):
@@ -272,11 +276,9 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                 batch = fitting[c : c + need]
                 c += len(batch)
                 batch = [k for k in batch if not any(pl.filter(state, pod, nodes[k]) is not None for pl in unjudged)]
-                for k, (victims, violations) in self._reprieve_batch(
-                    sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs
-                ):
+                for k, victims in self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs):
                     found += 1
-                    yield k, victims, violations
+                    yield k, victims
 
         def status(k: int) -> Status:
             if not has_victims[k]:
@@ -298,7 +300,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         extra: ExtraSums,
         positions: list[int],
         pdbs: Sequence[PodDisruptionBudget],
-    ) -> list[tuple[int, tuple[list[PodInfo], int]]]:
+    ) -> list[tuple[int, Victims]]:
         """The victims on each node at `positions`, where the pod fits with all lower-priority pods gone.
 
         Rank r of every node's reprieve order (PDB-violating pods first, each group
@@ -307,11 +309,11 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         """
         if not positions:
             return []
-        orders, violating_counts = _reprieve_orders(snapshot, nodes, positions, pod, pdbs)
-        names, req = _request_columns(orders)
+        ro = _reprieve_orders(snapshot, nodes, positions, pod, pdbs)
+        names, req = _request_columns(ro)
         pos = np.array(positions, np.int64)
-        victim = _reprieve_ranks(sums, state, pod, snapshot, idx[pos], extra.take(pos), names, req, orders)
-        return _victims_by_node(positions, orders, violating_counts, victim)
+        victim = _reprieve_ranks(sums, state, pod, snapshot, idx[pos], extra.take(pos), names, req)
+        return _victims_by_node(positions, ro, victim)
 
     def _plan(self, state: CycleState) -> list[FilterPlugin] | None:
         cached = self._plan_cache
@@ -434,52 +436,91 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         return victims, num_violating, Status(Code.SUCCESS)
 
 
+class _Orders:
+    """Per node, its lower-priority pods in reprieve order, with their negated priorities and start keys,
+    how many lead as PDB-violating, and where the pods go in the [node, rank] grid (`width` ranks a row)."""
+
+    __slots__ = ("at", "neg_priorities", "pods", "starts", "violating", "width")
+
+    def __init__(
+        self,
+        pods: list[list[PodInfo]],
+        neg_priorities: list[list[int]],
+        starts: list[list[float]],
+        violating: list[int],
+    ) -> None:
+        self.pods = pods
+        self.neg_priorities = neg_priorities
+        self.starts = starts
+        self.violating = violating
+        width = self.width = max(len(o) for o in pods)
+        total = sum(len(o) for o in pods)
+        # Where each pod goes in the flattened grid (every row full: in order).
+        self.at: slice | list[int] = (
+            slice(None)
+            if total == len(pods) * width
+            else [r * width + c for r, o in enumerate(pods) for c in range(len(o))]
+        )
+
+    def grid(self, rows: list[list[Any]], fill: float, dtype: type) -> np.ndarray:
+        """Per-pod values (`rows`, as `pods`) as a [node, rank] array, `fill` past a row's end."""
+        out = np.full(len(self.pods) * self.width, fill, dtype)
+        out[self.at] = list(chain.from_iterable(rows))
+        return out.reshape(len(self.pods), self.width)
+
+
 def _reprieve_orders(
     snapshot: Any, nodes: Sequence[NodeInfo], positions: list[int], pod: PodInfo, pdbs: Sequence[PodDisruptionBudget]
-) -> tuple[list[list[PodInfo]], list[int]]:
-    """Each node's lower-priority pods in reprieve order, and how many of them lead as PDB-violating."""
+) -> _Orders:
+    """Each node's lower-priority pods in reprieve order (PDB-violating ones first, each group most important first)."""
     by_importance = snapshot.row_values("pods-by-importance", _pods_by_importance)
     orders: list[list[PodInfo]] = []
+    neg_priorities: list[list[int]] = []
+    starts: list[list[float]] = []
     violating_counts: list[int] = []
     for k in positions:
-        ordered, ranks = by_importance[nodes[k].index]
-        potential = ordered[bisect_right(ranks, -pod.priority) :]
-        if len(potential) > GO_INSERTION_MAX:
-            # Go's pdqsort on the node's lower-priority pods, taken in the node's order.
-            potential = [pi for pi in nodes[k].pods if pi.priority < pod.priority]
-            sort_by_importance(potential)
-        if pdbs:
-            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-            orders.append(violating + non_violating)
+        ordered, ranks, start_keys = by_importance[nodes[k].index]
+        b = bisect_right(ranks, -pod.priority)
+        potential = ordered[b:]
+        if len(potential) > GO_INSERTION_MAX or pdbs:
+            if len(potential) > GO_INSERTION_MAX:
+                # Go's pdqsort on the node's lower-priority pods, taken in the node's order.
+                potential = [pi for pi in nodes[k].pods if pi.priority < pod.priority]
+                sort_by_importance(potential)
+            violating: list[PodInfo] = []
+            if pdbs:
+                violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+                potential = violating + non_violating
+            orders.append(potential)
+            neg_priorities.append([-pi.priority for pi in potential])
+            starts.append([pod_start_key(pi) for pi in potential])
             violating_counts.append(len(violating))
         else:
             orders.append(potential)
+            neg_priorities.append(ranks[b:])
+            starts.append(start_keys[b:])
             violating_counts.append(0)
-    return orders, violating_counts
+    return _Orders(orders, neg_priorities, starts, violating_counts)
 
 
-def _request_columns(orders: list[list[PodInfo]]) -> tuple[list[str], np.ndarray]:
-    """The scalar resources the pods request, and their requests as [resource, node, rank] (zero past a row's end).
+def _request_columns(ro: _Orders) -> tuple[list[str], np.ndarray]:
+    """The scalar resources the pods request, and what each pod adds to its node's sums as [sum, node, rank]
+    (zero past a row's end).
 
-    Resources 0-2 are cpu, memory and ephemeral storage; the scalar ones follow, in `names` order.
+    Sums 0-3 are cpu, memory, ephemeral storage and the pod count (1 a pod); the scalar resources
+    follow, in `names` order.
     """
-    rows = len(orders)
-    width = max(len(o) for o in orders)
-    reqs = [pi.requests for o in orders for pi in o]
+    rows, width, at = len(ro.pods), ro.width, ro.at
+    reqs = [pi.requests for o in ro.pods for pi in o]
     names = sorted({name for q in reqs if q.scalar for name in q.scalar})
-    out = np.zeros((3 + len(names), rows * width), np.int64)
-    # Where each pod goes in the flattened [node, rank] grid (every row full: in order).
-    at: slice | list[int] = (
-        slice(None)
-        if len(reqs) == rows * width
-        else [r * width + c for r, o in enumerate(orders) for c in range(len(o))]
-    )
+    out = np.zeros((4 + len(names), rows * width), np.int64)
     out[0, at] = [q.milli_cpu for q in reqs]
     out[1, at] = [q.memory for q in reqs]
     out[2, at] = [q.ephemeral_storage for q in reqs]
-    for j, name in enumerate(names, 3):
+    out[3, at] = 1
+    for j, name in enumerate(names, 4):
         out[j, at] = [q.scalar.get(name, 0) for q in reqs]
-    return names, out.reshape(3 + len(names), rows, width)
+    return names, out.reshape(4 + len(names), rows, width)
 
 
 def _reprieve_ranks(
@@ -491,59 +532,57 @@ def _reprieve_ranks(
     base: ExtraSums,
     names: list[str],
     req: np.ndarray,
-    orders: list[list[PodInfo]],
 ) -> np.ndarray:
     """Rank by rank over all nodes: [node, rank] is a victim when the pod no longer fits with that pod back.
 
-    `base` holds what stays on each node (the pods of other priorities, the nominated ones).
+    `base` holds what stays on each node (the pods of other priorities, the nominated ones). The sums
+    are kept as one array (one row per sum, as `req`) so that a rank costs a few array operations.
     """
-    rows, width = req.shape[1], req.shape[2]
-    valid = np.arange(width) < np.array([len(o) for o in orders], np.int64)[:, None]
-    cur = [base.cpu.copy(), base.mem.copy(), base.eph.copy(), base.pods.copy()]
-    cur_scalar = {name: base.scalar[name].copy() for name in base.scalar}
-    for name in names:
-        cur_scalar.setdefault(name, np.zeros(rows, np.int64))
-    victim = np.zeros((rows, width), bool)
-    for c in range(width):
-        v = valid[:, c]
-        trial_scalar = dict(cur_scalar)
-        for j, name in enumerate(names, 3):
-            trial_scalar[name] = cur_scalar[name] + req[j, :, c]
-        trial = ExtraSums.of_arrays(
-            cur[0] + req[0, :, c], cur[1] + req[1, :, c], cur[2] + req[2, :, c], cur[3] + v, trial_scalar
-        )
-        fit = np.ones(rows, bool)
-        for pl in sums:
-            fit &= pl.amounts_fit_all(state, pod, snapshot, sub_idx, trial)
-        keep = v & fit
-        cur[0] += np.where(keep, req[0, :, c], 0)
-        cur[1] += np.where(keep, req[1, :, c], 0)
-        cur[2] += np.where(keep, req[2, :, c], 0)
-        cur[3] += keep
-        for j, name in enumerate(names, 3):
-            cur_scalar[name] += np.where(keep, req[j, :, c], 0)
-        victim[:, c] = v & ~fit
+    rows = req.shape[1]
+    zero = np.zeros(rows, np.int64)
+    cur = np.array([base.cpu, base.mem, base.eph, base.pods, *(base.scalar.get(name, zero) for name in names)])
+    # Scalar sums no victim here requests stay as they are.
+    fixed = {name: arr for name, arr in base.scalar.items() if name not in names}
+    valid = req[3] != 0
+    fits: list[np.ndarray] = []
+    for c in range(req.shape[2]):
+        step = req[:, :, c]
+        trial = cur + step
+        scalar = dict(fixed)
+        scalar.update(zip(names, trial[4:], strict=True))
+        extra = ExtraSums.of_arrays(trial[0], trial[1], trial[2], trial[3], scalar)
+        fit = sums[0].amounts_fit_all(state, pod, snapshot, sub_idx, extra)
+        for pl in sums[1:]:
+            fit = fit & pl.amounts_fit_all(state, pod, snapshot, sub_idx, extra)
+        cur += step * (valid[:, c] & fit)
+        fits.append(fit)
+    victim: np.ndarray = valid & ~np.array(fits).T
     return victim
 
 
-def _victims_by_node(
-    positions: list[int], orders: list[list[PodInfo]], violating_counts: list[int], victim: np.ndarray
-) -> list[tuple[int, tuple[list[PodInfo], int]]]:
-    """(position, (victims most important first, how many of them violate a PDB)) per node."""
-    rows = len(positions)
-    chosen: list[list[PodInfo]] = [[] for _ in range(rows)]
-    violating_victims = [0] * rows
-    hit_rows, hit_cols = np.nonzero(victim)
-    for r, c in zip(hit_rows.tolist(), hit_cols.tolist(), strict=True):
-        chosen[r].append(orders[r][c])
-        if c < violating_counts[r]:
-            violating_victims[r] += 1
-    out: list[tuple[int, tuple[list[PodInfo], int]]] = []
-    for r, k in enumerate(positions):
-        victims = chosen[r]
-        if 0 < violating_counts[r] < len(orders[r]):
-            sort_by_importance(victims)
-        out.append((k, (victims, violating_victims[r])))
+def _victims_by_node(positions: list[int], ro: _Orders, victim: np.ndarray) -> list[tuple[int, Victims]]:
+    """(position, its victims most important first) per node, each with the pick's key (PickKey), worked
+    out for all the nodes at once from the victim grid."""
+    violating = np.array(ro.violating, np.int64)
+    lead = np.arange(ro.width) < violating[:, None]
+    violations = np.count_nonzero(victim & lead, axis=1)
+    count = np.count_nonzero(victim, axis=1)
+    neg = ro.grid(ro.neg_priorities, 0, np.int64)
+    # Priorities are int32: a row without victims gets a top below all of them (it is no candidate).
+    top = np.where(victim, -neg, _NO_PRIORITY).max(axis=1)
+    total = np.where(victim, (1 << 31) - neg, 0).sum(axis=1)
+    at_top = victim & (neg == -top[:, None])
+    earliest = np.where(at_top, ro.grid(ro.starts, np.inf, np.float64), np.inf).min(axis=1)
+    firsts = zip((-violations).tolist(), (-top).tolist(), (-total).tolist(), (-count).tolist(), strict=True)
+    out: list[tuple[int, Victims]] = []
+    for k, order, mask, first, start, lead_count in zip(
+        positions, ro.pods, victim.tolist(), firsts, earliest.tolist(), ro.violating, strict=True
+    ):
+        pods = list(compress(order, mask))
+        if 0 < lead_count < len(order):
+            sort_by_importance(pods)
+        key: PickKey = (first, start)
+        out.append((k, Victims(pods, -first[0], key)))
     return out
 
 

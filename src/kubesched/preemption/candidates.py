@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kubesched.framework.types import PodInfo
 from kubesched.preemption.importance import pod_start_key
 
 # A clock read while picking a node (seconds; after any real start time, exact for +1 steps).
 NOW_READ = 1e12
+
+# What the pick compares: (-PDB violations, -top victim priority, -sum of (priority + 2^31), -victims),
+# then the earliest start of the top-priority victims (inf: none started).
+PickKey = tuple[tuple[int, int, int, int], float]
 
 
 @dataclass
@@ -19,6 +23,21 @@ class Victims:
 
     pods: list[PodInfo]
     num_pdb_violations: int = 0
+    # The pick's key when the dry run worked it out for all its nodes at once (None: read from `pods`).
+    pick: PickKey | None = field(default=None, compare=False, repr=False)
+
+
+def _criteria(v: Victims) -> tuple[int, int, int, int]:
+    """The pick's first four criteria, as one tuple (larger is better)."""
+    if v.pick is not None:
+        return v.pick[0]
+    pods = v.pods
+    return -v.num_pdb_violations, -pods[0].priority, -sum(p.priority + (1 << 31) for p in pods), -len(pods)
+
+
+def _top_start(v: Victims) -> float:
+    """The fifth criterion's start time: precomputed, or read from the pods."""
+    return v.pick[1] if v.pick is not None else _earliest_top_start(v.pods)
 
 
 @dataclass
@@ -64,9 +83,7 @@ def _pick_by_default_criteria(nodes: list[str], victims: dict[str, Victims]) -> 
     best: tuple[int, int, int, int] | None = None
     left: list[str] = []
     for node in nodes:
-        v = victims[node]
-        pods = v.pods
-        key = (-v.num_pdb_violations, -pods[0].priority, -sum(p.priority + (1 << 31) for p in pods), -len(pods))
+        key = _criteria(victims[node])
         if best is None or key > best:
             best, left = key, [node]
         elif key == best:
@@ -76,7 +93,7 @@ def _pick_by_default_criteria(nodes: list[str], victims: dict[str, Victims]) -> 
     # The fifth, latest start of the highest-priority victims (as _default_score_funcs' latest_start).
     chosen, best_start, reads = left[0], -math.inf, 0
     for node in left:
-        earliest = _earliest_top_start(victims[node].pods)
+        earliest = _top_start(victims[node])
         if earliest == math.inf:
             reads += 1
             earliest = NOW_READ + reads

@@ -218,15 +218,15 @@ class Evaluator:
         violating: list[Candidate] = []
         errors: list[str] = []
         visited: dict[int, Status | None] = {}  # position -> its error status, None for a candidate
-        for k, pods, violations in batch.candidates():
+        for k, victims in batch.candidates():
             name = ordered[k].name
-            if not pods:
+            if not victims.pods:
                 st = Status.as_error(f'expected at least one victim pod on node "{name}"')
                 errors.append(st.message())
                 visited[k] = st
                 continue
             visited[k] = None
-            (non_violating if violations == 0 else violating).append(Candidate(name, Victims(pods, violations)))
+            (non_violating if victims.num_pdb_violations == 0 else violating).append(Candidate(name, victims))
             if non_violating and len(non_violating) + len(violating) >= num_candidates:
                 break
         statuses = NodeToStatus()
@@ -244,7 +244,8 @@ class Evaluator:
         extenders = [e for e in self.handle.extenders() if e.supports_preemption() and e.is_interested(pod)]
         if not extenders:
             return candidates, None
-        victims = {c.name: c.victims for c in candidates}
+        # Without the dry run's pick keys: an extender may change the victims.
+        victims = {c.name: Victims(c.victims.pods, c.victims.num_pdb_violations) for c in candidates}
         for ext in extenders:
             try:
                 victims = ext.process_preemption(pod, victims, self.handle.snapshot())

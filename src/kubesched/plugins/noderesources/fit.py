@@ -412,9 +412,11 @@ class Fit(
     def amounts_fit_all(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray, extra: ExtraSums
     ) -> np.ndarray:
-        # Only whether it fits: no failure keys (the statuses' words) are packed.
-        failed, _table = self._columns_table(self._request(state), snapshot, idx, extra)
-        fits: np.ndarray = ~failed
+        # Only whether it fits (the dry run asks once per rank): no failure keys, no status table.
+        c = snapshot.columns
+        fits: np.ndarray = _at(c.pod_count, idx) + extra.pods < _at(c.alloc_pods, idx)
+        for _name, q, _alloc, free in self._resource_checks(self._checked(self._request(state)), snapshot, idx, extra):
+            fits &= q <= free
         return fits
 
     def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
