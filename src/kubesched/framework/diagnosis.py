@@ -149,7 +149,7 @@ class NodeToStatus:
         if self.absent.code == code:
             mask |= ~listed
         nodes = snapshot.nodes
-        return [nodes[i] for i in np.flatnonzero(mask).tolist()]
+        return list(map(nodes.__getitem__, mask.nonzero()[0].tolist()))
 
 
 class Diagnosis:

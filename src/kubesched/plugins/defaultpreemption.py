@@ -12,6 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, compress
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 NO_VICTIMS = "No preemption victims found for incoming pod"
 # Below every pod priority (int32).
 _NO_PRIORITY = -(1 << 40)
+_INDEX = attrgetter("index")
 
 
 def pod_terminating_by_preemption(pi: PodInfo) -> bool:
@@ -244,7 +246,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         stash: dict[str, np.ndarray | None] = state.get(FILTER_VERDICTS_KEY) or {}
         unjudged = [pl for pl in others if pl.name not in stash]
         snapshot = self.handle.snapshot()
-        idx = np.fromiter((ni.index for ni in nodes), np.int64, len(nodes))
+        idx = np.fromiter(map(_INDEX, nodes), np.int64, len(nodes))
         priority = pod.priority
         lower = snapshot.pod_sums(("lower-priority", priority), lambda ni: ni.lower_priority_sums(priority))
         nominator = self.handle.nominator()
@@ -275,7 +277,8 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                 need = max(want - found, 16) if want else 16
                 batch = fitting[c : c + need]
                 c += len(batch)
-                batch = [k for k in batch if not any(pl.filter(state, pod, nodes[k]) is not None for pl in unjudged)]
+                if unjudged:
+                    batch = [k for k in batch if all(pl.filter(state, pod, nodes[k]) is None for pl in unjudged)]
                 for k, victims in self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs):
                     found += 1
                     yield k, victims
@@ -563,10 +566,12 @@ def _reprieve_ranks(
 def _victims_by_node(positions: list[int], ro: _Orders, victim: np.ndarray) -> list[tuple[int, Victims]]:
     """(position, its victims most important first) per node, each with the pick's key (PickKey), worked
     out for all the nodes at once from the victim grid."""
-    violating = np.array(ro.violating, np.int64)
-    lead = np.arange(ro.width) < violating[:, None]
-    violations = np.count_nonzero(victim & lead, axis=1)
-    count = np.count_nonzero(victim, axis=1)
+    count = victim.sum(axis=1)
+    if any(ro.violating):
+        lead = np.arange(ro.width) < np.array(ro.violating, np.int64)[:, None]
+        violations = (victim & lead).sum(axis=1)
+    else:
+        violations = np.zeros_like(count)
     neg = ro.grid(ro.neg_priorities, 0, np.int64)
     # Priorities are int32: a row without victims gets a top below all of them (it is no candidate).
     top = np.where(victim, -neg, _NO_PRIORITY).max(axis=1)
