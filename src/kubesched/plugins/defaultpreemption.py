@@ -467,7 +467,7 @@ class _Orders:
 
     def grid(self, rows: list[list[Any]], fill: float, dtype: type) -> np.ndarray:
         """Per-pod values (`rows`, as `pods`) as a [node, rank] array, `fill` past a row's end."""
-        out = np.full(len(self.pods) * self.width, fill, dtype)
+        out: np.ndarray = np.full(len(self.pods) * self.width, fill, dtype)
         out[self.at] = list(chain.from_iterable(rows))
         return out.reshape(len(self.pods), self.width)
 
