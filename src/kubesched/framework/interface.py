@@ -10,7 +10,7 @@ stays the reference, and tests prove that both agree.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -155,6 +155,12 @@ class ResourceSumsFilterPlugin(FilterPlugin):
     ) -> np.ndarray:
         """amounts_fit for the snapshot nodes `idx`, each with `extra` (an ExtraSums) added to its pods."""
         return ~self.amounts_verdicts_all(state, pod, snapshot, idx, extra).failed
+
+    def amounts_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """All that amounts_fit_all reads besides a node's row and `extra`, as a key (pods with equal keys get
+        equal answers), so that preemption can keep a node's dry run for the next preemptor alike; None when
+        unknown (the default: nothing is kept)."""
+        return None
 
 
 def pods_matter_only_by_sums(plugins: Sequence[FilterPlugin], skip: frozenset[str]) -> bool:

@@ -10,9 +10,10 @@ while it still fits).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from itertools import chain, compress
-from operator import attrgetter
+from operator import attrgetter, is_
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,6 +49,8 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 # Below every pod priority (int32).
 _NO_PRIORITY = -(1 << 40)
 _INDEX = attrgetter("index")
+# Kinds of preemptor (priority, fit keys) whose dry-run answers are kept at a time.
+_KEPT_SCOPES = 8
 
 
 def pod_terminating_by_preemption(pi: PodInfo) -> bool:
@@ -130,6 +133,8 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         self.handle = handle
         self.evaluator = Evaluator(self.name, handle, self)
         self._plan_cache: tuple[CycleState, list[FilterPlugin] | None] | None = None
+        # Dry-run answers kept per node row, for the snapshot's node list and the PDBs they were worked out with.
+        self._kept: tuple[list[NodeInfo], tuple[PodDisruptionBudget, ...], OrderedDict[Hashable, _Kept]] | None = None
 
     @classmethod
     def new(cls, args: Any, handle: Handle) -> DefaultPreemption:
@@ -269,6 +274,18 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
             if failed is not None:
                 ok &= ~failed[idx]
         fitting = np.flatnonzero(ok).tolist()
+        # A filter run per node could read anything: answers are kept only when every filter was judged.
+        kept = None if unjudged else self._kept_for(state, pod, sums, snapshot, pdbs, extra)
+
+        def reprieve(batch: list[int]) -> list[tuple[int, Victims]]:
+            if kept is None:
+                return self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs)
+            return kept.answers(
+                snapshot.row_gen,
+                idx,
+                batch,
+                lambda missing: self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, missing, pdbs),
+            )
 
         def candidates() -> Iterator[tuple[int, Victims]]:
             found = 0
@@ -279,7 +296,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                 c += len(batch)
                 if unjudged:
                     batch = [k for k in batch if all(pl.filter(state, pod, nodes[k]) is None for pl in unjudged)]
-                for k, victims in self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs):
+                for k, victims in reprieve(batch):
                     found += 1
                     yield k, victims
 
@@ -317,6 +334,49 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         pos = np.array(positions, np.int64)
         victim = _reprieve_ranks(sums, state, pod, snapshot, idx[pos], extra.take(pos), names, req)
         return _victims_by_node(positions, ro, victim)
+
+    def _kept_for(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        sums: list[ResourceSumsFilterPlugin],
+        snapshot: Any,
+        pdbs: Sequence[PodDisruptionBudget],
+        extra: ExtraSums,
+    ) -> _KeptView | None:
+        """The answers kept for preemptors alike: same priority, same fit keys, same PDB objects, same
+        snapshot node list (and scalar sums by the same names); None when a filter cannot say what it reads.
+
+        A node's answer depends on its row (pods, allocatable: the row's generation), the preemptor's
+        priority (which pods are victims, which nominated pods stay), what the fit checks read of the
+        preemptor (`amounts_key`), the PDBs, and the sums left on the node (`extra`, compared per row).
+        """
+        keys = []
+        for pl in sums:
+            key = pl.amounts_key(state, pod)
+            if key is None:
+                return None
+            keys.append((pl, key))
+        names = tuple(sorted(extra.scalar))
+        held = self._kept
+        if (
+            held is None
+            or held[0] is not snapshot.nodes
+            or len(held[1]) != len(pdbs)
+            or not all(map(is_, held[1], pdbs))
+        ):
+            held = self._kept = (snapshot.nodes, tuple(pdbs), OrderedDict())
+        scopes = held[2]
+        scope_key = (tuple(keys), pod.priority, names)
+        kept = scopes.get(scope_key)
+        if kept is None:
+            kept = scopes[scope_key] = _Kept(len(snapshot.nodes), 4 + len(names))
+            if len(scopes) > _KEPT_SCOPES:
+                scopes.popitem(last=False)
+        else:
+            scopes.move_to_end(scope_key)
+        left = np.array([extra.cpu, extra.mem, extra.eph, extra.pods, *(extra.scalar[name] for name in names)])
+        return _KeptView(kept, left)
 
     def _plan(self, state: CycleState) -> list[FilterPlugin] | None:
         cached = self._plan_cache
@@ -437,6 +497,54 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         if violating and non_violating:
             sort_by_importance(victims)
         return victims, num_violating, Status(Code.SUCCESS)
+
+
+class _Kept:
+    """Per node row, the dry run's last answer (victims with the pick key) for one kind of preemptor, the
+    row generation and the sums left on the node (`extra`'s columns) it was worked out for. The Victims are
+    handed out again to later preemptors: nobody changes them."""
+
+    __slots__ = ("gens", "left", "victims")
+
+    def __init__(self, n: int, width: int) -> None:
+        self.gens = np.full(n, -1, np.int64)
+        self.left = np.zeros((width, n), np.int64)
+        self.victims: list[Victims | None] = [None] * n
+
+
+class _KeptView:
+    """_Kept as seen by one preemptor: `left` holds its sums left on each node, by position."""
+
+    __slots__ = ("kept", "left")
+
+    def __init__(self, kept: _Kept, left: np.ndarray) -> None:
+        self.kept = kept
+        self.left = left
+
+    def answers(
+        self,
+        row_gen: np.ndarray,
+        idx: np.ndarray,
+        positions: list[int],
+        compute: Callable[[list[int]], list[tuple[int, Victims]]],
+    ) -> list[tuple[int, Victims]]:
+        """(position, victims) for `positions`: kept answers whose row and sums are unchanged, `compute`
+        for the others (which are then kept)."""
+        kept = self.kept
+        pos = np.array(positions, np.int64)
+        rows = idx[pos]
+        left = self.left[:, pos]
+        same = (kept.gens[rows] == row_gen[rows]) & (kept.left[:, rows] == left).all(axis=0)
+        missing = (~same).nonzero()[0]
+        answers = kept.victims
+        if len(missing):
+            computed = compute([positions[m] for m in missing.tolist()])
+            stale = rows[missing]
+            for (_, victims), r in zip(computed, stale.tolist(), strict=True):
+                answers[r] = victims
+            kept.gens[stale] = row_gen[stale]
+            kept.left[:, stale] = left[:, missing]
+        return list(zip(positions, map(answers.__getitem__, rows.tolist()), strict=True))  # type: ignore[arg-type]
 
 
 class _Orders:

@@ -248,8 +248,9 @@ class Evaluator:
         extenders = [e for e in self.handle.extenders() if e.supports_preemption() and e.is_interested(pod)]
         if not extenders:
             return candidates, None
-        # Without the dry run's pick keys: an extender may change the victims.
-        victims = {c.name: Victims(c.victims.pods, c.victims.num_pdb_violations) for c in candidates}
+        # Without the dry run's pick keys, and on copies of the pod lists (the dry run may keep and hand out its
+        # Victims again): an extender may change the victims.
+        victims = {c.name: Victims(list(c.victims.pods), c.victims.num_pdb_violations) for c in candidates}
         for ext in extenders:
             try:
                 victims = ext.process_preemption(pod, victims, self.handle.snapshot())

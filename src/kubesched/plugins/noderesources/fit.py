@@ -419,6 +419,10 @@ class Fit(
             fits &= q <= free
         return fits
 
+    def amounts_key(self, state: CycleState, pod: PodInfo) -> tuple[tuple[str, int], ...]:
+        # amounts_fit_all reads of the pod only the resources it checks (this plugin's ignored ones left out).
+        return self._checked(self._request(state))
+
     def filter_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> FilterVerdicts | None:
         """fitsRequest on every node. A node's verdict depends on its row and the request only: the keys
         are kept per request on the snapshot, and pods alike recompute just the rows that changed."""
