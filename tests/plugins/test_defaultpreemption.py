@@ -155,7 +155,7 @@ def test_kept_answers_are_those_worked_out_anew(monkeypatch: pytest.MonkeyPatch)
 
     def checked(
         self: _KeptView, row_gen: Any, idx: Any, positions: list[int], compute: Callable[..., Any]
-    ) -> list[tuple[int, Victims]]:
+    ) -> list[tuple[int, Candidate]]:
         nonlocal kept
         worked_out: list[int] = []
 
@@ -165,7 +165,8 @@ def test_kept_answers_are_those_worked_out_anew(monkeypatch: pytest.MonkeyPatch)
 
         answers = original(self, row_gen, idx, positions, compute_some)
         anew = compute(positions)
-        got, expected = [(k, _answer(v)) for k, v in answers], [(k, _answer(v)) for k, v in anew]
+        got = [(k, c.name, _answer(c.victims)) for k, c in answers]
+        expected = [(k, c.name, _answer(c.victims)) for k, c in anew]
         if got != expected:
             differences.append((seed, got, expected))
         kept += len(positions) - len(worked_out)

@@ -38,7 +38,7 @@ from kubesched.framework.pod_sums import FILTER_VERDICTS_KEY, ExtraSums
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins import names
-from kubesched.preemption.candidates import PickKey, Victims
+from kubesched.preemption.candidates import Candidate, PickKey, Victims
 from kubesched.preemption.evaluator import DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, Evaluator
 from kubesched.preemption.importance import GO_INSERTION_MAX, insertion_order, pod_start_key, sort_by_importance
 
@@ -111,15 +111,17 @@ def filter_pods_with_pdb_violation(
 class VictimBatch:
     """SelectVictimsOnNode's answers for a list of nodes (by position), computed as they are read.
 
-    `candidates()` yields, in order, the positions where the pod fits once
-    victims are gone, with those victims (possibly none, else with the pick's
-    key worked out); every other position failed, and `status(k)` says why.
+    `candidates()` yields, in order and a list at a time, the positions where the
+    pod fits once victims are gone, each with the node's Candidate (whose victims
+    may be none, else come with the pick's key worked out); every other position
+    failed, and `status(k)` says why. Candidates may be handed out again to later
+    preemptors: nobody changes them.
     """
 
     __slots__ = ("candidates", "status")
 
     def __init__(
-        self, candidates: Callable[[], Iterator[tuple[int, Victims]]], status: Callable[[int], Status]
+        self, candidates: Callable[[], Iterator[list[tuple[int, Candidate]]]], status: Callable[[int], Status]
     ) -> None:
         self.candidates = candidates
         self.status = status
@@ -277,7 +279,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         # A filter run per node could read anything: answers are kept only when every filter was judged.
         kept = None if unjudged else self._kept_for(state, pod, sums, snapshot, pdbs, extra)
 
-        def reprieve(batch: list[int]) -> list[tuple[int, Victims]]:
+        def reprieve(batch: list[int]) -> list[tuple[int, Candidate]]:
             if kept is None:
                 return self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, batch, pdbs)
             return kept.answers(
@@ -287,7 +289,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                 lambda missing: self._reprieve_batch(sums, state, pod, snapshot, nodes, idx, extra, missing, pdbs),
             )
 
-        def candidates() -> Iterator[tuple[int, Victims]]:
+        def candidates() -> Iterator[list[tuple[int, Candidate]]]:
             found = 0
             c = 0  # next entry of `fitting`
             while c < len(fitting):
@@ -296,9 +298,9 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                 c += len(batch)
                 if unjudged:
                     batch = [k for k in batch if all(pl.filter(state, pod, nodes[k]) is None for pl in unjudged)]
-                for k, victims in reprieve(batch):
-                    found += 1
-                    yield k, victims
+                answers = reprieve(batch)
+                found += len(answers)
+                yield answers
 
         def status(k: int) -> Status:
             if not has_victims[k]:
@@ -320,7 +322,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         extra: ExtraSums,
         positions: list[int],
         pdbs: Sequence[PodDisruptionBudget],
-    ) -> list[tuple[int, Victims]]:
+    ) -> list[tuple[int, Candidate]]:
         """The victims on each node at `positions`, where the pod fits with all lower-priority pods gone.
 
         Rank r of every node's reprieve order (PDB-violating pods first, each group
@@ -333,7 +335,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         names, req = _request_columns(ro)
         pos = np.array(positions, np.int64)
         victim = _reprieve_ranks(sums, state, pod, snapshot, idx[pos], extra.take(pos), names, req)
-        return _victims_by_node(positions, ro, victim)
+        return _victims_by_node(nodes, positions, ro, victim)
 
     def _kept_for(
         self,
@@ -501,15 +503,14 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
 
 class _Kept:
     """Per node row, the dry run's last answer (victims with the pick key) for one kind of preemptor, the
-    row generation and the sums left on the node (`extra`'s columns) it was worked out for. The Victims are
-    handed out again to later preemptors: nobody changes them."""
+    row generation and the sums left on the node (`extra`'s columns) it was worked out for."""
 
-    __slots__ = ("gens", "left", "victims")
+    __slots__ = ("candidates", "gens", "left")
 
     def __init__(self, n: int, width: int) -> None:
         self.gens = np.full(n, -1, np.int64)
         self.left = np.zeros((width, n), np.int64)
-        self.victims: list[Victims | None] = [None] * n
+        self.candidates: list[Candidate | None] = [None] * n
 
 
 class _KeptView:
@@ -526,8 +527,8 @@ class _KeptView:
         row_gen: np.ndarray,
         idx: np.ndarray,
         positions: list[int],
-        compute: Callable[[list[int]], list[tuple[int, Victims]]],
-    ) -> list[tuple[int, Victims]]:
+        compute: Callable[[list[int]], list[tuple[int, Candidate]]],
+    ) -> list[tuple[int, Candidate]]:
         """(position, victims) for `positions`: kept answers whose row and sums are unchanged, `compute`
         for the others (which are then kept)."""
         kept = self.kept
@@ -536,12 +537,12 @@ class _KeptView:
         left = self.left[:, pos]
         same = (kept.gens[rows] == row_gen[rows]) & (kept.left[:, rows] == left).all(axis=0)
         missing = (~same).nonzero()[0]
-        answers = kept.victims
+        answers = kept.candidates
         if len(missing):
             computed = compute([positions[m] for m in missing.tolist()])
             stale = rows[missing]
-            for (_, victims), r in zip(computed, stale.tolist(), strict=True):
-                answers[r] = victims
+            for (_, candidate), r in zip(computed, stale.tolist(), strict=True):
+                answers[r] = candidate
             kept.gens[stale] = row_gen[stale]
             kept.left[:, stale] = left[:, missing]
         return list(zip(positions, map(answers.__getitem__, rows.tolist()), strict=True))  # type: ignore[arg-type]
@@ -671,9 +672,11 @@ def _reprieve_ranks(
     return victim
 
 
-def _victims_by_node(positions: list[int], ro: _Orders, victim: np.ndarray) -> list[tuple[int, Victims]]:
-    """(position, its victims most important first) per node, each with the pick's key (PickKey), worked
-    out for all the nodes at once from the victim grid."""
+def _victims_by_node(
+    nodes: Sequence[NodeInfo], positions: list[int], ro: _Orders, victim: np.ndarray
+) -> list[tuple[int, Candidate]]:
+    """(position, its candidate: victims most important first) per node, each with the pick's key (PickKey),
+    worked out for all the nodes at once from the victim grid."""
     count = victim.sum(axis=1)
     if any(ro.violating):
         lead = np.arange(ro.width) < np.array(ro.violating, np.int64)[:, None]
@@ -687,7 +690,7 @@ def _victims_by_node(positions: list[int], ro: _Orders, victim: np.ndarray) -> l
     at_top = victim & (neg == -top[:, None])
     earliest = np.where(at_top, ro.grid(ro.starts, np.inf, np.float64), np.inf).min(axis=1)
     firsts = zip((-violations).tolist(), (-top).tolist(), (-total).tolist(), (-count).tolist(), strict=True)
-    out: list[tuple[int, Victims]] = []
+    out: list[tuple[int, Candidate]] = []
     for k, order, mask, first, start, lead_count in zip(
         positions, ro.pods, victim.tolist(), firsts, earliest.tolist(), ro.violating, strict=True
     ):
@@ -695,7 +698,7 @@ def _victims_by_node(positions: list[int], ro: _Orders, victim: np.ndarray) -> l
         if 0 < lead_count < len(order):
             sort_by_importance(pods)
         key: PickKey = (first, start)
-        out.append((k, Victims(pods, -first[0], key)))
+        out.append((k, Candidate(nodes[k].name, Victims(pods, -first[0], key))))
     return out
 
 

@@ -80,14 +80,9 @@ def _pick_by(candidates: list[str], funcs: list[Callable[[str], float]]) -> str:
 def _pick_by_default_criteria(nodes: list[str], victims: dict[str, Victims]) -> str:
     """_pick_by with upstream's five criteria: the first four compared at once, as a tuple (the nodes
     left after each in turn are those with the largest tuple), the start times read only for those."""
-    best: tuple[int, int, int, int] | None = None
-    left: list[str] = []
-    for node in nodes:
-        key = _criteria(victims[node])
-        if best is None or key > best:
-            best, left = key, [node]
-        elif key == best:
-            left.append(node)
+    keys = [_criteria(v) for v in map(victims.__getitem__, nodes)]
+    best = max(keys)
+    left = [node for node, key in zip(nodes, keys, strict=True) if key == best]
     if len(left) == 1:
         return left[0]
     # The fifth, latest start of the highest-priority victims (as _default_score_funcs' latest_start).

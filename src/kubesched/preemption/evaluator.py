@@ -217,29 +217,43 @@ class Evaluator:
     def _dry_run_batch(
         self, batch: Any, ordered: list[NodeInfo], num_candidates: int
     ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
-        """dry_run_preemption over a VictimBatch: only the fitting nodes are visited one by one."""
+        """dry_run_preemption over a VictimBatch: only the fitting nodes are visited, a list of them at a time."""
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         errors: list[str] = []
         visited: dict[int, Status | None] = {}  # position -> its error status, None for a candidate
-        for k, victims in batch.candidates():
-            name = ordered[k].name
-            if not victims.pods:
-                st = Status.as_error(f'expected at least one victim pod on node "{name}"')
-                errors.append(st.message())
-                visited[k] = st
+        for found in batch.candidates():
+            if all(c.victims.pods for _, c in found):
+                # No node without victims: where the loop below would stop is worked out at once.
+                cands = [c for _, c in found]
+                done, cands = _take_until_enough(cands, non_violating, len(violating), num_candidates)
+                for c in cands:
+                    (non_violating if c.victims.num_pdb_violations == 0 else violating).append(c)
+                # (`visited` is read only when no node is a candidate: these are)
+                if done:
+                    break
                 continue
-            visited[k] = None
-            (non_violating if victims.num_pdb_violations == 0 else violating).append(Candidate(name, victims))
-            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+            stop = False
+            for k, c in found:
+                if not c.victims.pods:
+                    st = Status.as_error(f'expected at least one victim pod on node "{c.name}"')
+                    errors.append(st.message())
+                    visited[k] = st
+                    continue
+                visited[k] = None
+                (non_violating if c.victims.num_pdb_violations == 0 else violating).append(c)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    stop = True
+                    break
+            if stop:
                 break
         statuses = NodeToStatus()
         if not non_violating and not violating:
             # Only read when nothing can be preempted: every node failed, build their statuses now.
             for k, ni in enumerate(ordered):
-                found: Status | None = visited.get(k)
-                st = found if found is not None else batch.status(k)
-                if found is None and st.code == Code.ERROR:
+                got: Status | None = visited.get(k)
+                st = got if got is not None else batch.status(k)
+                if got is None and st.code == Code.ERROR:
                     errors.append(st.message())
                 statuses.set(ni.name, st)
         return non_violating[:num_candidates] + violating[:num_candidates], statuses, errors
@@ -275,11 +289,10 @@ class Evaluator:
             return candidates[0]
         victims = {c.name: c.victims for c in candidates}
         funcs = self.iface.ordered_score_funcs(victims)
-        node = pick_one_node_for_preemption([c.name for c in candidates], victims, funcs)
-        for c in candidates:
-            if c.name == node:
-                return c
-        return candidates[0]
+        names = [c.name for c in candidates]
+        node = pick_one_node_for_preemption(names, victims, funcs)
+        # The first candidate of that name (names.index is that loop, in C).
+        return candidates[names.index(node)] if node in victims else candidates[0]
 
     # ------------------------------------------------------------ preparation
 
@@ -407,6 +420,22 @@ class Evaluator:
             preemptor.key,
         )
         return DONE
+
+
+def _take_until_enough(
+    cands: list[Candidate], non_violating: list[Candidate], num_violating: int, num_candidates: int
+) -> tuple[bool, list[Candidate]]:
+    """Of candidates that all have victims, those the one-by-one loop takes before it stops (once there is a
+    candidate without PDB violations and `num_candidates` in all), and whether it stops within them."""
+    before = len(non_violating) + num_violating
+    # The first place where a PDB-respecting candidate has been seen.
+    first = 0
+    if not non_violating:
+        first = next((i for i, c in enumerate(cands) if c.victims.num_pdb_violations == 0), len(cands))
+    stop = max(num_candidates - before - 1, first)
+    if stop < len(cands):
+        return True, cands[: stop + 1]
+    return False, cands
 
 
 def lower_priority_nominated_pods(handle: Handle, pod: PodInfo, node: str) -> list[PodInfo]:
