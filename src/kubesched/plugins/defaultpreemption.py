@@ -254,20 +254,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         unjudged = [pl for pl in others if pl.name not in stash]
         snapshot = self.handle.snapshot()
         idx = np.fromiter(map(_INDEX, nodes), np.int64, len(nodes))
-        priority = pod.priority
-        lower = snapshot.pod_sums(("lower-priority", priority), lambda ni: ni.lower_priority_sums(priority))
-        nominator = self.handle.nominator()
-        nominated = nominator.sums_at_least(snapshot.nodes, pod) if nominator is not None else None
-        # Every lower-priority pod removed, the nominated pods it must yield to added.
-        columns = [-lower.cpu[idx], -lower.mem[idx], -lower.eph[idx], -lower.pods[idx]]
-        scalar = {name: -arr[idx] for name, arr in lower.scalar.items()}
-        if nominated is not None:
-            columns = [c + more[idx] for c, more in zip(columns, _columns_of(nominated), strict=True)]
-            for name, arr in nominated.scalar.items():
-                scalar[name] = scalar[name] + arr[idx] if name in scalar else arr[idx]
-        cpu, mem, eph, count = columns
-        extra = ExtraSums.of_arrays(cpu, mem, eph, count, scalar)
-        has_victims = lower.pods[idx] > 0
+        extra, has_victims = self._left_on_nodes(snapshot, pod, idx)
         ok = has_victims.copy()
         for pl in sums:
             ok &= pl.amounts_fit_all(state, pod, snapshot, idx, extra)
@@ -310,6 +297,23 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
             return st
 
         return VictimBatch(candidates, status)
+
+    def _left_on_nodes(self, snapshot: Any, pod: PodInfo, idx: np.ndarray) -> tuple[ExtraSums, np.ndarray]:
+        """What changes on each node at `idx` once every lower-priority pod is gone and the nominated pods
+        the preemptor yields to are added; and where there are lower-priority pods at all."""
+        priority = pod.priority
+        lower = snapshot.pod_sums(("lower-priority", priority), lambda ni: ni.lower_priority_sums(priority))
+        nominator = self.handle.nominator()
+        nominated = nominator.sums_at_least(snapshot.nodes, pod) if nominator is not None else None
+        columns = [-lower.cpu[idx], -lower.mem[idx], -lower.eph[idx], -lower.pods[idx]]
+        scalar = {name: -arr[idx] for name, arr in lower.scalar.items()}
+        if nominated is not None:
+            columns = [c + more[idx] for c, more in zip(columns, _columns_of(nominated), strict=True)]
+            for name, arr in nominated.scalar.items():
+                scalar[name] = scalar[name] + arr[idx] if name in scalar else arr[idx]
+        cpu, mem, eph, count = columns
+        has_victims: np.ndarray = lower.pods[idx] > 0
+        return ExtraSums.of_arrays(cpu, mem, eph, count, scalar), has_victims
 
     def _reprieve_batch(
         self,
