@@ -37,6 +37,11 @@ K = TypeVar("K", bound=Hashable)
 IndexT = TypeVar("IndexT", bound=PodIndex)
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
 class NodeSubset(Sequence[NodeInfo]):
     """Some of the snapshot's NodeInfos, by index, materialized only when read."""
 
@@ -119,27 +124,40 @@ class NodeColumns:
 
     def write_row(self, i: int, ni: NodeInfo, nodes: list[NodeInfo]) -> None:
         a, r, z = ni.allocatable, ni.requested, ni.non_zero_requested
-        self.alloc_cpu[i] = a.milli_cpu
-        self.alloc_mem[i] = a.memory
-        self.alloc_eph[i] = a.ephemeral_storage
+        a_cpu, a_mem, a_eph = a.milli_cpu, a.memory, a.ephemeral_storage
+        r_cpu, r_mem, r_eph = r.milli_cpu, r.memory, r.ephemeral_storage
+        self.alloc_cpu[i] = a_cpu
+        self.alloc_mem[i] = a_mem
+        self.alloc_eph[i] = a_eph
         self.alloc_pods[i] = a.allowed_pod_number
-        self.req_cpu[i] = r.milli_cpu
-        self.req_mem[i] = r.memory
-        self.req_eph[i] = r.ephemeral_storage
+        self.req_cpu[i] = r_cpu
+        self.req_mem[i] = r_mem
+        self.req_eph[i] = r_eph
         self.nz_cpu[i] = z.milli_cpu
         self.nz_mem[i] = z.memory
         self.pod_count[i] = len(ni.pods)
-        self.free_cpu[i] = wrap(a.milli_cpu - r.milli_cpu)
-        self.free_mem[i] = wrap(a.memory - r.memory)
-        self.free_eph[i] = wrap(a.ephemeral_storage - r.ephemeral_storage)
+        self.free_cpu[i] = wrap(a_cpu - r_cpu)
+        self.free_mem[i] = wrap(a_mem - r_mem)
+        self.free_eph[i] = wrap(a_eph - r_eph)
         self.has_ports[i] = bool(ni.used_ports)
-        if not self.wide:
-            for v in (a.milli_cpu, a.memory, a.ephemeral_storage, r.milli_cpu, r.memory, r.ephemeral_storage):
-                if not 0 <= v < NARROW:
-                    self.wide = True
-            for v in (z.milli_cpu, z.memory, *a.scalar.values(), *r.scalar.values()):
-                if not 0 <= v < NARROW:
-                    self.wide = True
+        if not self.wide and not (
+            0 <= a_cpu < NARROW
+            and 0 <= a_mem < NARROW
+            and 0 <= a_eph < NARROW
+            and 0 <= r_cpu < NARROW
+            and 0 <= r_mem < NARROW
+            and 0 <= r_eph < NARROW
+            and 0 <= z.milli_cpu < NARROW
+            and 0 <= z.memory < NARROW
+        ):
+            self.wide = True
+        if a.scalar or r.scalar or self.scalar_alloc:  # the usual cluster has no scalar resource
+            self._write_scalars(i, a, r, nodes)
+
+    def _write_scalars(self, i: int, a: Resource, r: Resource, nodes: list[NodeInfo]) -> None:
+        for v in (*a.scalar.values(), *r.scalar.values()):
+            if not 0 <= v < NARROW:
+                self.wide = True
         for name in a.scalar.keys() | r.scalar.keys():
             self._ensure_scalar(name, nodes)
         for name, arr in self.scalar_alloc.items():
@@ -313,6 +331,13 @@ class Snapshot:
         indexes.move_to_end(key)
         # A key names one question, always asked through the same method: its index is of the kind built for it.
         return cast(IndexT, index)
+
+    def rotated_indices(self, start: int) -> np.ndarray:
+        """Every node index from `start` on, wrapping around (0 <= start < num_nodes): a read-only view of one
+        array kept per node list, rather than a new one per pod."""
+        n = self.num_nodes
+        twice = self.node_cache("rotations", lambda: _read_only(np.tile(np.arange(n, dtype=np.int64), 2)))
+        return twice[start : start + n]
 
     def node_names(self) -> np.ndarray:
         return self.node_cache("names", lambda: np.array([ni.name for ni in self.nodes], dtype=object))

@@ -23,7 +23,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
@@ -37,6 +37,9 @@ from .openb import NodeRow, PodRow, make_node, make_pod, node_names, workload
 from .policies import GPU_SHARE, POLICIES, Policy
 from .policies.frag import TypicalPod, typical_pods
 from .policies.gpushare import MILLI
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.schedule_pod import FeasibleNames
 
 
 def policy(name: str | Policy) -> Policy:
@@ -88,7 +91,7 @@ class ReferenceScheduler(Scheduler):
     uniform draw spreads them.
     """
 
-    def select_host(self, names: np.ndarray, totals: np.ndarray) -> tuple[str, np.ndarray]:
+    def select_host(self, names: FeasibleNames, totals: np.ndarray) -> tuple[str, np.ndarray]:
         tied = np.flatnonzero(totals == totals.max())
         return min(names[tied].tolist()), tied
 

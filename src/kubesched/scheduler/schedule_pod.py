@@ -42,6 +42,23 @@ class ScheduleResult:
     nominating_info: NominatingInfo | None = None
 
 
+class FeasibleNames:
+    """The names of the scored nodes, by position (an int or an index array), read where picked: the
+    host needs one name, not a copy of them all."""
+
+    __slots__ = ("_idx", "_names")
+
+    def __init__(self, names: np.ndarray, idx: np.ndarray) -> None:
+        self._names = names
+        self._idx = idx
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._names[self._idx[i]]
+
+
 class ScheduleError(Exception):
     """An Error status raised out of the algorithm."""
 
@@ -88,10 +105,11 @@ class SchedulingAlgorithm:
                 self.observer.node_chosen(pod, host, None, self.now())
             return ScheduleResult(host, 1 + len(diagnosis.node_to_status), 1)
         totals, per_plugin = self.prioritize_nodes(fw, state, pod, feasible)
-        names = snap.node_names()[feasible]
-        host, tied = self.select_host(names, totals)
+        names = snap.node_names()
+        host, tied = self.select_host(FeasibleNames(names, feasible), totals)
         if self.observer is not None:
-            self.observer.node_chosen(pod, host, NodeScores(names, totals, per_plugin, tied), self.now())
+            scores = NodeScores(names[feasible], totals, per_plugin, tied)
+            self.observer.node_chosen(pod, host, scores, self.now())
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 
     def find_nodes_that_fit_pod(self, fw: Framework, state: CycleState, pod: PodInfo) -> tuple[np.ndarray, Diagnosis]:
@@ -118,9 +136,8 @@ class SchedulingAlgorithm:
                 if len(feasible):
                     return feasible, diagnosis
 
-        if pre_res is None or pre_res.all_nodes():
-            candidates = np.arange(snap.num_nodes, dtype=np.int64)
-        else:
+        candidates: np.ndarray | None = None  # every node
+        if pre_res is not None and not pre_res.all_nodes():
             idx = [snap.node_map[n].index for n in (pre_res.node_names or ()) if n in snap.node_map]
             candidates = np.array(sorted(idx), np.int64)
             diagnosis.node_to_status.absent = Status(
@@ -135,14 +152,24 @@ class SchedulingAlgorithm:
         return feasible, diagnosis
 
     def _find_nodes_that_pass_filters(
-        self, fw: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, nodes: np.ndarray, rotate: bool
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        diagnosis: Diagnosis,
+        nodes: np.ndarray | None,
+        rotate: bool,
     ) -> np.ndarray:
-        n = len(nodes)
+        """The feasible nodes among `nodes` (snapshot indices; None: every node), from the rotating start."""
+        n = self.snapshot.num_nodes if nodes is None else len(nodes)
         if n == 0:
-            return nodes
+            return np.zeros(0, np.int64)
         to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
         start = self.next_start_node_index % n
-        order = np.concatenate([nodes[start:], nodes[:start]]) if start else nodes
+        if nodes is None:
+            order = self.snapshot.rotated_indices(start)
+        else:
+            order = np.concatenate([nodes[start:], nodes[:start]]) if start else nodes
         if not fw.has_filter_plugins():
             feasible = order[:to_find]
             if rotate:
@@ -207,7 +234,7 @@ class SchedulingAlgorithm:
             totals = totals + prioritize_with_extenders(self.extenders, pod, nodes)
         return totals, per_plugin
 
-    def select_host(self, names: np.ndarray, totals: np.ndarray) -> tuple[str, np.ndarray]:
+    def select_host(self, names: FeasibleNames, totals: np.ndarray) -> tuple[str, np.ndarray]:
         """The highest total; ties are broken uniformly at random (seeded), as upstream's reservoir sampling.
 
         Returns the host and the positions (in `names`) of all nodes sharing the top score.
