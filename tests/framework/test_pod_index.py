@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kubesched.cache.cache import Cache
 from kubesched.framework import snapshot as snapshot_mod
-from kubesched.framework.pod_index import RowScores
+from kubesched.framework.pod_index import RowChanges, RowScores
 from kubesched.framework.snapshot import MAX_POD_INDEXES, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo, Resource
 from kubesched.testing import make_node, make_pod
@@ -245,6 +245,25 @@ op_st = st.one_of(
     st.lists(st.tuples(op_st, st.sets(st.sampled_from(sorted(CHECKS)))), max_size=25),
 )
 def test_indexes_equal_a_recomputation_after_every_change(initial: list[str], steps: list[Any]) -> None:
+    _run_steps(initial, steps)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(NODE_NAMES), min_size=1, max_size=5, unique=True),
+    st.lists(st.tuples(op_st, st.sets(st.sampled_from(sorted(CHECKS)))), max_size=25),
+)
+def test_indexes_catch_up_on_changes_the_snapshot_no_longer_lists(initial: list[str], steps: list[Any]) -> None:
+    """With two refreshes remembered, an index asked rarely compares every row (RowChanges.since is None)."""
+    saved = RowChanges.KEPT
+    RowChanges.KEPT = 2
+    try:
+        _run_steps(initial, steps)
+    finally:
+        RowChanges.KEPT = saved
+
+
+def _run_steps(initial: list[str], steps: list[Any]) -> None:
     m = Model()
     for k, name in enumerate(initial):
         m.node(name, "ab"[k % 2], "x", None)
@@ -420,3 +439,21 @@ def test_the_default_bound_drops_the_oldest_index() -> None:
     assert calls == []
     # Index 0 was dropped: asking again rebuilds it with the function given now.
     assert m.snap.pod_counts(("k", 0), lambda ni: -1).tolist() == [-1, -1]
+
+
+def test_row_changes_since() -> None:
+    c = RowChanges()
+    assert c.since(c.serial) == []
+    assert c.since(-1) is None
+    c.record([3])
+    c.record([1, 3])
+    assert c.since(c.serial - 1) == [1, 3]
+    assert sorted(c.since(c.serial - 2) or []) == [1, 3, 3]
+    assert c.since(c.serial) == []
+    for _ in range(RowChanges.KEPT):
+        c.record([0])
+    assert c.since(1) is None  # the refresh after serial 1 is no longer remembered
+    assert c.since(2) == [0] * RowChanges.KEPT
+    c.forget()
+    assert c.since(c.serial - 1) is None
+    assert c.since(c.serial) == []

@@ -17,11 +17,14 @@ changed since the index last looked (usually the one node the last pod went to).
 - `RowValues`: per node, any value derived from its NodeInfo.
 
 All are built on first use (one pass over all pods, as upstream pays every
-cycle) and dropped when the node list changes.
+cycle) and dropped when the node list changes. Between syncs, the snapshot's
+`RowChanges` tells an index which rows may have changed, so that a sync need
+not compare every row's generation.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar, cast
 
@@ -33,45 +36,118 @@ T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
 
 
-class CountIndex:
+class RowChanges:
+    """The rows the snapshot rewrote at each of its last refreshes, numbered by a serial.
+
+    An index that was up to date at serial s can only be stale on rows rewritten since: it checks
+    those (usually the one node the last pod went to) instead of comparing every row.
+    """
+
+    __slots__ = ("_log", "serial")
+
+    # Refreshes remembered; an index that last synced before them compares every row.
+    KEPT = 32
+
+    def __init__(self) -> None:
+        self.serial = 0
+        self._log: deque[tuple[int, list[int]]] = deque(maxlen=self.KEPT)
+
+    def record(self, rows: list[int]) -> None:
+        """A refresh rewrote `rows`."""
+        self.serial += 1
+        self._log.append((self.serial, rows))
+
+    def forget(self) -> None:
+        """Rows changed without a record (a rebuild): every index synced before compares every row."""
+        self.serial += 1
+        self._log.clear()
+
+    def since(self, serial: int) -> list[int] | None:
+        """The rows rewritten after `serial` (repeats possible), or None when that is no longer known."""
+        if serial == self.serial:
+            return []
+        log = self._log
+        if serial < 0 or not log or serial < log[0][0] - 1:
+            return None
+        if serial == log[-1][0] - 1:
+            return log[-1][1]
+        return [i for s, rows in log if s > serial for i in rows]
+
+
+# Above this many rows to check, one vector comparison of all rows is cheaper than a look at each.
+_FEW_ROWS = 64
+
+
+class _RowIndex:
+    """Per-row generations as of an index's last look at each row, and the serial at which it was last up to
+    date on every row (-1: never, or unknown)."""
+
+    __slots__ = ("gens", "serial")
+
+    def __init__(self, n: int) -> None:
+        self.gens = np.full(n, -1, np.int64)
+        self.serial = -1
+
+    def _stale(self, row_gen: np.ndarray, changes: RowChanges | None) -> list[int]:
+        """The rows whose NodeInfo changed since this index looked at them, in increasing order."""
+        gens = self.gens
+        rows = changes.since(self.serial) if changes is not None else None
+        if rows is None or len(rows) > _FEW_ROWS:
+            return (gens != row_gen).nonzero()[0].tolist()  # type: ignore[no-any-return]
+        if len(rows) == 1:
+            i = rows[0]
+            return [i] if gens[i] != row_gen[i] else []
+        return sorted({i for i in rows if gens[i] != row_gen[i]})
+
+    def _synced(self, row_gen: np.ndarray, stale: list[int], changes: RowChanges | None) -> None:
+        """The `stale` rows were recomputed: every row is up to date."""
+        gens = self.gens
+        if len(stale) > _FEW_ROWS:
+            gens[stale] = row_gen[stale]
+        else:
+            for i in stale:
+                gens[i] = row_gen[i]
+        self.serial = changes.serial if changes is not None else -1
+
+
+class CountIndex(_RowIndex):
     """Per node, `count(node_info)`: how many of its pods satisfy one predicate."""
 
-    __slots__ = ("count", "counts", "gens")
+    __slots__ = ("count", "counts")
 
     def __init__(self, n: int, count: Callable[[NodeInfo], int]) -> None:
+        super().__init__(n)
         self.count = count
         self.counts = np.zeros(n, np.int64)
-        self.gens = np.full(n, -1, np.int64)
 
-    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> np.ndarray:
-        stale = (self.gens != row_gen).nonzero()[0]
-        if len(stale):
-            counts, count = self.counts, self.count
-            for i in stale.tolist():
-                counts[i] = count(nodes[i])
-            self.gens[stale] = row_gen[stale]
-        return self.counts
+    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None = None) -> np.ndarray:
+        stale = self._stale(row_gen, changes)
+        counts, count = self.counts, self.count
+        for i in stale:
+            counts[i] = count(nodes[i])
+        self._synced(row_gen, stale, changes)
+        return counts
 
 
-class KeyIndex(Generic[K]):
+class KeyIndex(_RowIndex, Generic[K]):
     """Per key that some node's pods carry, an array of how many times each node's pods carry it."""
 
-    __slots__ = ("arrays", "extract", "gens", "per_node", "totals")
+    __slots__ = ("arrays", "extract", "per_node", "totals")
 
     def __init__(self, n: int, extract: Callable[[NodeInfo], Iterable[K]]) -> None:
+        super().__init__(n)
         self.extract = extract
-        self.gens = np.full(n, -1, np.int64)
         self.per_node: list[dict[K, int]] = [{} for _ in range(n)]
         self.arrays: dict[K, np.ndarray] = {}
         self.totals: dict[K, int] = {}
 
-    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> dict[K, np.ndarray]:
-        stale = (self.gens != row_gen).nonzero()[0]
-        if not len(stale):
-            return self.arrays
+    def sync(
+        self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None = None
+    ) -> dict[K, np.ndarray]:
+        stale = self._stale(row_gen, changes)
         n = len(self.gens)
         arrays, totals = self.arrays, self.totals
-        for i in stale.tolist():
+        for i in stale:
             new: dict[K, int] = {}
             for key in self.extract(nodes[i]):
                 new[key] = new.get(key, 0) + 1
@@ -93,67 +169,65 @@ class KeyIndex(Generic[K]):
                 arr[i] += c
                 totals[key] += c
             self.per_node[i] = new
-        self.gens[stale] = row_gen[stale]
+        self._synced(row_gen, stale, changes)
         return arrays
 
 
-class SumsIndex:
+class SumsIndex(_RowIndex):
     """Per node, summed requests and number of the pods `select(node_info)` picks (as a Resource and a count)."""
 
-    __slots__ = ("cpu", "eph", "gens", "mem", "pods", "scalar", "select")
+    __slots__ = ("cpu", "eph", "mem", "pods", "scalar", "select")
 
     def __init__(self, n: int, select: Callable[[NodeInfo], tuple[Resource, int]]) -> None:
+        super().__init__(n)
         self.select = select
-        self.gens = np.full(n, -1, np.int64)
         self.cpu = np.zeros(n, np.int64)
         self.mem = np.zeros(n, np.int64)
         self.eph = np.zeros(n, np.int64)
         self.pods = np.zeros(n, np.int64)
         self.scalar: dict[str, np.ndarray] = {}
 
-    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> SumsIndex:
-        stale = (self.gens != row_gen).nonzero()[0]
-        if len(stale):
-            n = len(self.gens)
-            for i in stale.tolist():
-                r, count = self.select(nodes[i])
-                self.cpu[i] = r.milli_cpu
-                self.mem[i] = r.memory
-                self.eph[i] = r.ephemeral_storage
-                self.pods[i] = count
-                for column in self.scalar.values():
-                    column[i] = 0
-                for name, v in r.scalar.items():
-                    arr = self.scalar.get(name)
-                    if arr is None:
-                        arr = self.scalar[name] = np.zeros(n, np.int64)
-                    arr[i] = v
-            self.gens[stale] = row_gen[stale]
+    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None = None) -> SumsIndex:
+        stale = self._stale(row_gen, changes)
+        n = len(self.gens)
+        for i in stale:
+            r, count = self.select(nodes[i])
+            self.cpu[i] = r.milli_cpu
+            self.mem[i] = r.memory
+            self.eph[i] = r.ephemeral_storage
+            self.pods[i] = count
+            for column in self.scalar.values():
+                column[i] = 0
+            for name, v in r.scalar.items():
+                arr = self.scalar.get(name)
+                if arr is None:
+                    arr = self.scalar[name] = np.zeros(n, np.int64)
+                arr[i] = v
+        self._synced(row_gen, stale, changes)
         return self
 
 
-class RowValues(Generic[T]):
+class RowValues(_RowIndex, Generic[T]):
     """Per node, a value derived from its NodeInfo (e.g. its pods in some order), rebuilt when the row changes."""
 
-    __slots__ = ("derive", "gens", "values")
+    __slots__ = ("derive", "values")
 
     def __init__(self, n: int, derive: Callable[[NodeInfo], T]) -> None:
+        super().__init__(n)
         self.derive = derive
-        self.gens = np.full(n, -1, np.int64)
         # Placeholders: every row is stale until the first sync, which derives them all.
         self.values: list[T] = cast("list[T]", [None] * n)
 
-    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> list[T]:
-        stale = (self.gens != row_gen).nonzero()[0]
-        if len(stale):
-            values, derive = self.values, self.derive
-            for i in stale.tolist():
-                values[i] = derive(nodes[i])
-            self.gens[stale] = row_gen[stale]
-        return self.values
+    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None = None) -> list[T]:
+        stale = self._stale(row_gen, changes)
+        values, derive = self.values, self.derive
+        for i in stale:
+            values[i] = derive(nodes[i])
+        self._synced(row_gen, stale, changes)
+        return values
 
 
-class RowScores:
+class RowScores(_RowIndex):
     """Per node, an int64 that depends on its row alone (e.g. a score for one pod shape), kept in step.
 
     `one(node_info)` computes a row; `many(indices)` computes several at once (the same numbers, as
@@ -161,33 +235,35 @@ class RowScores:
     handful at a time one by one, more at once with `many`.
     """
 
-    __slots__ = ("gens", "many", "one", "values")
+    __slots__ = ("many", "one", "values")
 
     # Up to this many changed rows are recomputed one by one (cheaper than array passes over a few rows).
     ONE_BY_ONE = 16
 
     def __init__(self, n: int, one: Callable[[NodeInfo], int], many: Callable[[np.ndarray], np.ndarray]) -> None:
+        super().__init__(n)
         self.one = one
         self.many = many
-        self.gens = np.full(n, -1, np.int64)
         self.values = np.zeros(n, np.int64)
 
-    def _refresh_few(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> np.ndarray | None:
+    def _refresh_few(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None) -> np.ndarray | None:
         """Recompute the stale rows one by one when they are few (usually the node the last pod changed);
         when there are more, recompute nothing and return them."""
-        gens = self.gens
-        stale: np.ndarray = (gens != row_gen).nonzero()[0]
+        stale = self._stale(row_gen, changes)
         if len(stale) > self.ONE_BY_ONE:
-            return stale
+            return np.array(stale, np.int64)
         values, one = self.values, self.one
-        for i in stale.tolist():
+        for i in stale:
             values[i] = one(nodes[i])
-            gens[i] = row_gen[i]
+        self._synced(row_gen, stale, changes)
         return None
 
-    def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    def sync(
+        self, nodes: list[NodeInfo], row_gen: np.ndarray, idx: np.ndarray, changes: RowChanges | None = None
+    ) -> np.ndarray:
         """The values at `idx` (a new array), every one of them up to date."""
-        if self._refresh_few(nodes, row_gen) is not None:
+        if self._refresh_few(nodes, row_gen, changes) is not None:
+            # Only the rows at idx are brought up to date: the serial stays where it was.
             gens = self.gens
             stale = idx[gens[idx] != row_gen[idx]]
             if len(stale):
@@ -196,10 +272,10 @@ class RowScores:
         at: np.ndarray = self.values[idx]
         return at
 
-    def sync_all(self, nodes: list[NodeInfo], row_gen: np.ndarray) -> np.ndarray:
+    def sync_all(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None = None) -> np.ndarray:
         """Every node's value, up to date: the index's own array (read it, do not keep or write it)."""
-        stale = self._refresh_few(nodes, row_gen)
+        stale = self._refresh_few(nodes, row_gen, changes)
         if stale is not None:
             self.values[stale] = self.many(stale)
-            self.gens[stale] = row_gen[stale]
+            self._synced(row_gen, stale.tolist(), changes)
         return self.values

@@ -20,7 +20,7 @@ from typing import Any, TypeVar, cast, overload
 import numpy as np
 
 from kubesched.api.int64 import wrap
-from kubesched.framework.pod_index import CountIndex, KeyIndex, RowScores, RowValues, SumsIndex
+from kubesched.framework.pod_index import CountIndex, KeyIndex, RowChanges, RowScores, RowValues, SumsIndex
 from kubesched.framework.types import NodeInfo, Resource
 
 PodIndex = CountIndex | KeyIndex[Any] | SumsIndex | RowValues[Any] | RowScores
@@ -180,6 +180,8 @@ class Snapshot:
         self.columns = NodeColumns(0)
         # Each row's NodeInfo generation as of the last refresh: the pod indexes sync against it.
         self.row_gen = np.zeros(0, np.int64)
+        # Which rows each refresh rewrote: a pod index checks those rather than every row.
+        self.row_changes = RowChanges()
         self._pod_indexes: OrderedDict[Hashable, PodIndex] = OrderedDict()
         # Bumped when the node list or any Node object changes (labels, taints, allocatable, images).
         self.node_generation = 0
@@ -280,22 +282,22 @@ class Snapshot:
         The array is the index's own: read it, do not write it.
         """
         index = self._pod_index(key, lambda: CountIndex(self.num_nodes, count))
-        return index.sync(self.nodes, self.row_gen)
+        return index.sync(self.nodes, self.row_gen, self.row_changes)
 
     def key_counts(self, key: Hashable, extract: Callable[[NodeInfo], Iterable[K]]) -> dict[K, np.ndarray]:
         """Per key that `extract` yields for some node, how many times each node yields it."""
         index = self._pod_index(key, lambda: KeyIndex(self.num_nodes, extract))
-        return index.sync(self.nodes, self.row_gen)
+        return index.sync(self.nodes, self.row_gen, self.row_changes)
 
     def pod_sums(self, key: Hashable, select: Callable[[NodeInfo], tuple[Resource, int]]) -> SumsIndex:
         """Per node, the summed requests and number of the pods `select` picks (arrays, read-only)."""
         index = self._pod_index(key, lambda: SumsIndex(self.num_nodes, select))
-        return index.sync(self.nodes, self.row_gen)
+        return index.sync(self.nodes, self.row_gen, self.row_changes)
 
     def row_values(self, key: Hashable, derive: Callable[[NodeInfo], T]) -> list[T]:
         """Per node, `derive(node_info)`, recomputed only on rows that changed."""
         index = self._pod_index(key, lambda: RowValues(self.num_nodes, derive))
-        return index.sync(self.nodes, self.row_gen)
+        return index.sync(self.nodes, self.row_gen, self.row_changes)
 
     def row_scores(
         self,
@@ -308,7 +310,7 @@ class Snapshot:
         once); it is called only when the index is made, so callers need not build them per pod. Each row
         is computed once and again only when it changes: pods of one shape share the work (a new array)."""
         index = self._pod_index(key, lambda: RowScores(self.num_nodes, *build()))
-        return index.sync(self.nodes, self.row_gen, idx)
+        return index.sync(self.nodes, self.row_gen, idx, self.row_changes)
 
     def row_scores_all(
         self,
@@ -317,7 +319,7 @@ class Snapshot:
     ) -> np.ndarray:
         """row_scores at every node: the index's own array (read it, do not keep or write it)."""
         index = self._pod_index(key, lambda: RowScores(self.num_nodes, *build()))
-        return index.sync_all(self.nodes, self.row_gen)
+        return index.sync_all(self.nodes, self.row_gen, self.row_changes)
 
     def _pod_index(self, key: Hashable, build: Callable[[], IndexT]) -> IndexT:
         indexes = self._pod_indexes
@@ -356,6 +358,7 @@ class Snapshot:
             self.columns.write_row(i, ni, ordered)
             self._track_affinity(i, ni)
         self.row_gen = np.array([ni.generation for ni in ordered], np.int64)
+        self.row_changes.forget()
         self._pod_indexes = OrderedDict()
         self.node_generation += 1
         self._affinity_lists = None
@@ -365,14 +368,17 @@ class Snapshot:
         """Rewrite the rows of NodeInfos that changed since the last refresh."""
         cols = self.columns
         gens = self.row_gen
-        any_change = False
+        rows: list[int] = []
         for ni in changed:
             i = ni.index
             if 0 <= i < len(gens) and self.nodes[i] is ni and gens[i] != ni.generation:
                 cols.write_row(i, ni, self.nodes)
                 gens[i] = ni.generation
                 self._track_affinity(i, ni)
-                any_change = True
+                rows.append(i)
+        any_change = bool(rows)
+        if rows:
+            self.row_changes.record(rows)
         if node_objects_changed:
             self.node_generation += 1
             any_change = True
