@@ -7,21 +7,47 @@ protocol without reading the scheduling cycle that calls it (schedule_one.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import NamedTuple, Protocol
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
 from kubesched.framework.types import PodInfo
 
 
-class NodeScores(NamedTuple):
-    """How the scored nodes of one cycle ranked: the arrays the cycle produced, as they are."""
+class NodeScores:
+    """How the scored nodes of one cycle ranked: the arrays the cycle produced, as they are.
 
-    names: np.ndarray  # the scored nodes
-    totals: np.ndarray  # their weighted totals, in the order of `names`
-    per_plugin: Mapping[str, np.ndarray]  # each Score plugin's weighted scores, in the same order
-    tied: np.ndarray  # positions in `names` of every node sharing the top total
+    `names` is made when first read (`names[pick]` of every node's names): an observer that keeps
+    only the top total, as a simulation by default does, costs no copy of them per pod.
+    """
+
+    __slots__ = ("_names", "_pick", "per_plugin", "tied", "totals")
+
+    def __init__(
+        self,
+        names: np.ndarray,
+        totals: np.ndarray,
+        per_plugin: Mapping[str, np.ndarray],
+        tied: np.ndarray,
+        pick: np.ndarray | None = None,
+    ) -> None:
+        self._names = names
+        self._pick = pick
+        self.totals = totals  # their weighted totals, in the order of `names`
+        self.per_plugin = per_plugin  # each Score plugin's weighted scores, in the same order
+        self.tied = tied  # positions in `names` of every node sharing the top total
+
+    @property
+    def names(self) -> np.ndarray:
+        """The scored nodes."""
+        if self._pick is not None:
+            self._names, self._pick = self._names[self._pick], None
+        return self._names
+
+    def __iter__(self) -> Iterator[Any]:
+        """(names, totals, per_plugin, tied), as the named tuple it was."""
+        return iter((self.names, self.totals, self.per_plugin, self.tied))
 
 
 class AttemptObserver(Protocol):

@@ -108,7 +108,7 @@ class SchedulingAlgorithm:
         names = snap.node_names()
         host, tied = self.select_host(FeasibleNames(names, feasible), totals)
         if self.observer is not None:
-            scores = NodeScores(names[feasible], totals, per_plugin, tied)
+            scores = NodeScores(names, totals, per_plugin, tied, pick=feasible)
             self.observer.node_chosen(pod, host, scores, self.now())
         return ScheduleResult(host, len(feasible) + len(diagnosis.node_to_status), len(feasible))
 

@@ -63,7 +63,12 @@ class Attempt:
         self._spooled: tuple[int, int] | None = None
 
     def record_scores(self, scores: NodeScores) -> None:
-        self._names, self._totals, self._per_plugin, self._tied = scores
+        self._names, self._totals, self._per_plugin, self._tied = (
+            scores.names,
+            scores.totals,
+            scores.per_plugin,
+            scores.tied,
+        )
 
     def spool_scores(self, scores: NodeScores, spool: ScoreSpool) -> None:
         """Keep the totals and the tie on disk (`scores`, `tied`), not the arrays (no per-plugin scores)."""
