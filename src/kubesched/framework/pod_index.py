@@ -88,18 +88,26 @@ class _RowIndex:
         self.gens = np.full(n, -1, np.int64)
         self.serial = -1
 
-    def _stale(self, row_gen: np.ndarray, changes: RowChanges | None) -> list[int]:
-        """The rows whose NodeInfo changed since this index looked at them, in increasing order."""
-        gens = self.gens
+    def _listed(self, row_gen: np.ndarray, changes: RowChanges | None) -> list[int] | None:
+        """The stale rows, in increasing order, found among those the snapshot rewrote since this index was
+        up to date; None when those are unknown or too many to look at one by one (compare every row)."""
         rows = changes.since(self.serial) if changes is not None else None
         if rows is None or len(rows) > _FEW_ROWS:
-            return (gens != row_gen).nonzero()[0].tolist()  # type: ignore[no-any-return]
+            return None
+        gens = self.gens
         if len(rows) == 1:
             i = rows[0]
             return [i] if gens[i] != row_gen[i] else []
         return sorted({i for i in rows if gens[i] != row_gen[i]})
 
-    def _synced(self, row_gen: np.ndarray, stale: list[int], changes: RowChanges | None) -> None:
+    def _stale(self, row_gen: np.ndarray, changes: RowChanges | None) -> list[int]:
+        """The rows whose NodeInfo changed since this index looked at them, in increasing order."""
+        rows = self._listed(row_gen, changes)
+        if rows is None:
+            return (self.gens != row_gen).nonzero()[0].tolist()  # type: ignore[no-any-return]
+        return rows
+
+    def _synced(self, row_gen: np.ndarray, stale: list[int] | np.ndarray, changes: RowChanges | None) -> None:
         """The `stale` rows were recomputed: every row is up to date."""
         gens = self.gens
         if len(stale) > _FEW_ROWS:
@@ -249,8 +257,14 @@ class RowScores(_RowIndex):
     def _refresh_few(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None) -> np.ndarray | None:
         """Recompute the stale rows one by one when they are few (usually the node the last pod changed);
         when there are more, recompute nothing and return them."""
-        stale = self._stale(row_gen, changes)
-        if len(stale) > self.ONE_BY_ONE:
+        stale = self._listed(row_gen, changes)
+        if stale is None:
+            # Rows outside the `idx` of earlier syncs may stay stale for long: compare them all, as an array.
+            every = (self.gens != row_gen).nonzero()[0]
+            if len(every) > self.ONE_BY_ONE:
+                return every
+            stale = every.tolist()
+        elif len(stale) > self.ONE_BY_ONE:
             return np.array(stale, np.int64)
         values, one = self.values, self.one
         for i in stale:
@@ -277,5 +291,5 @@ class RowScores(_RowIndex):
         stale = self._refresh_few(nodes, row_gen, changes)
         if stale is not None:
             self.values[stale] = self.many(stale)
-            self._synced(row_gen, stale.tolist(), changes)
+            self._synced(row_gen, stale, changes)
         return self.values
