@@ -260,7 +260,7 @@ class RowScores(_RowIndex):
         stale = self._listed(row_gen, changes)
         if stale is None:
             # Rows outside the `idx` of earlier syncs may stay stale for long: compare them all, as an array.
-            every = (self.gens != row_gen).nonzero()[0]
+            every: np.ndarray = (self.gens != row_gen).nonzero()[0]
             if len(every) > self.ONE_BY_ONE:
                 return every
             stale = every.tolist()
