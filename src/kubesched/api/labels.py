@@ -109,7 +109,11 @@ class Selector:
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self._nothing:
             return False
-        return all(r.matches(labels) for r in self.requirements)
+        # A loop, not all() over a generator: this runs per pod and node on hot paths.
+        for r in self.requirements:  # noqa: SIM110
+            if not r.matches(labels):
+                return False
+        return True
 
     def __repr__(self) -> str:
         if self._nothing:

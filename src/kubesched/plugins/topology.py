@@ -39,6 +39,14 @@ class Domains:
 
     def spread(self, per_value: Mapping[str, int], default: int = 0) -> np.ndarray:
         """Per node: `per_value[node's value]`; `default` where the value is not listed or the label is missing."""
+        # ids == -1 reads the last slot, which holds `default`.
+        return self.table(per_value, default)[self.ids]
+
+    def table(self, per_value: Mapping[str, int], default: int = 0) -> np.ndarray:
+        """Per domain, then one slot for nodes without the label: `per_value[value]`, else `default`.
+
+        A verdict that depends on the domain only is worked out here, once per domain, then gathered.
+        """
         table = np.empty(len(self.values) + 1, np.int64)
         table.fill(default)  # (np.full is a Python wrapper: several times this on small arrays)
         index = self.index
@@ -46,8 +54,7 @@ class Domains:
             d = index.get(v)
             if d is not None:
                 table[d] = x
-        # ids == -1 reads the last slot, which holds `default`.
-        return table[self.ids]
+        return table
 
     def sums(self, members: np.ndarray | None, per_node: np.ndarray) -> dict[str, int]:
         """{value: sum of per_node over member nodes with that value}, for every value some member has.

@@ -49,6 +49,9 @@ class FilterPasses:
     post_filter_plugins: list[PostFilterPlugin]
     use_vector_paths: bool
     handle: Any
+    # The Filter plugins run, by the set of those PreFilter skipped: the plugins, and each again where it
+    # has a vector path (else None).
+    _filter_runs: dict[frozenset[str], tuple[list[FilterPlugin], list[VectorFilterPlugin | None]]]
 
     if TYPE_CHECKING:  # the Framework's own (framework.py)
 
@@ -171,8 +174,7 @@ class FilterPasses:
 
         Their verdicts are also stashed in the cycle state (FILTER_VERDICTS_KEY) for plugins that read them.
         """
-        skip = state.skip_filter_plugins
-        plugins = [p for p in self.filter_plugins if p.name not in skip]
+        plugins, vector_of = self._filter_run(state.skip_filter_plugins)
         vp = VectorPass(plugins)
         n_all = snapshot.num_nodes
         first_fail: np.ndarray | None = None
@@ -182,9 +184,10 @@ class FilterPasses:
         stash: dict[str, np.ndarray | None] = {}
         state.write(FILTER_VERDICTS_KEY, stash)
         for pos, pl in enumerate(plugins):
-            if vector and isinstance(pl, VectorFilterPlugin):
+            vector_pl = vector_of[pos] if vector else None
+            if vector_pl is not None:
                 try:
-                    v = pl.filter_all(state, pod, snapshot)
+                    v = vector_pl.filter_all(state, pod, snapshot)
                 except Exception as err:  # noqa: BLE001
                     vp.error = plugin_raised("Filter", pl, err)
                     return vp
@@ -200,6 +203,20 @@ class FilterPasses:
                 per_node.append(pos)
         vp.first_fail = first_fail
         return vp
+
+    def _filter_run(self, skip: frozenset[str]) -> tuple[list[FilterPlugin], list[VectorFilterPlugin | None]]:
+        """The plugins not skipped, and each again where it has a vector path; kept per skipped set (read-only).
+
+        Pods alike skip alike, and the plugins do not change once the profile is built.
+        """
+        run = self._filter_runs.get(skip)
+        if run is None:
+            plugins = [p for p in self.filter_plugins if p.name not in skip]
+            run = self._filter_runs[skip] = (
+                plugins,
+                [p if isinstance(p, VectorFilterPlugin) else None for p in plugins],
+            )
+        return run
 
     def _filter_nominated_pass(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, vp: VectorPass

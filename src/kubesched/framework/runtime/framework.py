@@ -34,6 +34,7 @@ from kubesched.framework.interface import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    VectorFilterPlugin,
 )
 from kubesched.framework.runtime.binding_points import BindingPoints
 from kubesched.framework.runtime.filter_passes import FilterPasses
@@ -83,6 +84,7 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
         # False runs every plugin through its per-node reference methods (tests compare both paths).
         self.use_vector_paths = True
         self._score_runs: dict[frozenset[str], ScoreRun] = {}
+        self._filter_runs: dict[frozenset[str], tuple[list[FilterPlugin], list[VectorFilterPlugin | None]]] = {}
         self._pre_filter_ext = [
             (p, ext) for p in self.pre_filter_plugins if (ext := p.pre_filter_extensions()) is not None
         ]

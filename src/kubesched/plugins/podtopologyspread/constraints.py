@@ -137,11 +137,10 @@ def count_pods_match_selector(pods: Iterable[PodInfo], selector: Selector, names
     if selector.is_empty():
         return 0
     n = 0
+    matches = selector.matches
+    # PodInfo's namespace and labels are its pod's.
     for pi in pods:
-        meta = pi.pod.metadata
-        if meta.deletion_timestamp is not None or meta.namespace != namespace:
-            continue
-        if selector.matches(meta.labels):
+        if pi.namespace == namespace and matches(pi.labels) and pi.pod.metadata.deletion_timestamp is None:
             n += 1
     return n
 

@@ -49,6 +49,8 @@ PRE_FILTER_STATE_KEY = "PreFilter" + names.POD_TOPOLOGY_SPREAD
 _COMPILED_OWN_SIZE = 1024
 PRE_SCORE_STATE_KEY = "PreScore" + names.POD_TOPOLOGY_SPREAD
 SYSTEM_DEFAULTING = "System"
+# PodInfo.cache keys of the pod's own compiled constraints, by kind.
+_OWN_CACHE_KEYS = {a: f"{names.POD_TOPOLOGY_SPREAD}/{a}" for a in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)}
 
 
 class PodTopologySpread(
@@ -97,6 +99,19 @@ class PodTopologySpread(
             return list(compiled)
         return self.build_default_constraints(pod, action)
 
+    def _pod_constraints(self, pod: PodInfo, action: str) -> list[TopologySpreadConstraint]:
+        """get_constraints; the pod's own ones kept on its PodInfo (PreFilter and PreScore, every attempt).
+
+        They depend on the pod object only; the defaults depend on the listers too, so they are not kept.
+        """
+        if not pod.pod.spec.topology_spread_constraints:
+            return self.build_default_constraints(pod.pod, action)
+        key = _OWN_CACHE_KEYS[action]
+        compiled: list[TopologySpreadConstraint] | None = pod.cache.get(key)
+        if compiled is None:
+            compiled = pod.cache[key] = self.get_constraints(pod.pod, action)
+        return compiled
+
     def build_default_constraints(self, pod: Pod, action: str) -> list[TopologySpreadConstraint]:
         compiled = self._compiled_defaults
         if compiled is None:
@@ -121,7 +136,7 @@ class PodTopologySpread(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         try:
-            constraints = self.get_constraints(pod.pod, DO_NOT_SCHEDULE)
+            constraints = self._pod_constraints(pod, DO_NOT_SCHEDULE)
         except ValueError as err:
             what = "obtaining pod's hard" if pod.pod.spec.topology_spread_constraints else "setting default hard"
             return None, Status.as_error(f"get constraints from pod: {what} topology spread constraints: {err}")
@@ -178,6 +193,8 @@ class PodTopologySpread(
         if not s.constraints:
             return None
         v = filtering.verdicts(s, pod.labels, snapshot)
+        if v is None:
+            return None
         failed = v != filtering.OK
         if not np.count_nonzero(failed):
             return None
@@ -196,7 +213,7 @@ class PodTopologySpread(
         # spreading still applies to nodes without a zone label).
         require_all_topologies = bool(p.spec.topology_spread_constraints) or not self.system_defaulted
         try:
-            constraints = self.get_constraints(p, SCHEDULE_ANYWAY)
+            constraints = self._pod_constraints(pod, SCHEDULE_ANYWAY)
         except ValueError as err:
             what = "obtaining pod's soft" if p.spec.topology_spread_constraints else "setting default soft"
             return Status.as_error(f"calculating preScoreState: {what} topology spread constraints: {err}")
