@@ -151,7 +151,8 @@ class BindingCycle:
 
     def _binds_by_default(self, fw: Framework, pod: PodInfo) -> bool:
         """Whether DefaultBinder alone binds this pod (no binder extender wants it): an API call, nothing else."""
-        if any(ext.is_binder() and ext.is_interested(pod) for ext in self.extenders):
+        # (`self.extenders and`: no generator per pod when there are none, as usual.)
+        if self.extenders and any(ext.is_binder() and ext.is_interested(pod) for ext in self.extenders):
             return False
         return fw.binds_by_default
 

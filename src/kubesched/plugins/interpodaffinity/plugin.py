@@ -101,8 +101,13 @@ class InterPodAffinity(
         terms = pod_affinity_terms(pod)
         if terms.error is not None:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {terms.error}")
-        required_affinity = tuple(self._merge_namespaces(t) for t in terms.required_affinity)
-        required_anti_affinity = tuple(self._merge_namespaces(t) for t in terms.required_anti_affinity)
+        # (Most pods have no terms: no generator then.)
+        required_affinity = (
+            tuple(map(self._merge_namespaces, terms.required_affinity)) if terms.required_affinity else ()
+        )
+        required_anti_affinity = (
+            tuple(map(self._merge_namespaces, terms.required_anti_affinity)) if terms.required_anti_affinity else ()
+        )
         snapshot = self.handle.whole_snapshot(nodes) if self.handle is not None else None
         if (
             snapshot is not None

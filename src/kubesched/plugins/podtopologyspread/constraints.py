@@ -218,7 +218,8 @@ def default_selector(pod: Pod, lister: Any) -> Selector:
             continue
         if all(pod_labels.get(k) == v for k, v in svc.spec.selector.items()):
             label_set.update(svc.spec.selector)
-    owner = next((o for o in pod.metadata.owner_references if o.controller), None)
+    refs = pod.metadata.owner_references
+    owner = next((o for o in refs if o.controller), None) if refs else None
     if not label_set and owner is None:
         return _NO_REQUIREMENTS
     requirements = _requirements_from_map(label_set)
