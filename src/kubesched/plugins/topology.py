@@ -73,7 +73,7 @@ class Domains:
         values = self.values
         if len(ids) == self.num_present:
             # Every node with the label is a member: the domains come in their own order (of first node).
-            return {v: totals[d] for d, v in enumerate(values)}
+            return dict(zip(values, totals, strict=True))
         uniq, first = np.unique(ids, return_index=True)
         return {values[d]: totals[d] for d in uniq[np.argsort(first, kind="stable")].tolist()}
 

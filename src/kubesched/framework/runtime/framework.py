@@ -45,6 +45,7 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.framework.waiting_pods import WaitingPods
 from kubesched.gocompat.strconv import go_quote
 
+SUCCESS, SKIP_CODE = Code.SUCCESS, Code.SKIP
 _ENQUEUE_EXTENSION_POINTS = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin)
 
 
@@ -121,14 +122,17 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
                     r, s = pl.pre_filter(state, pod, nodes)
                 except Exception as err:  # noqa: BLE001
                     return None, plugin_raised("PreFilter", pl, err), set()
-                if s is not None and s.code == Code.SKIP:
+                # (Most plugins answer None or SKIP: one test each, the code read once.)
+                code = s.code if s is not None else SUCCESS
+                if code == SKIP_CODE:
                     skip.add(pl.name)
                     continue
-                if s is not None and s.code != Code.SUCCESS:
+                if code != SUCCESS:
+                    assert s is not None
                     s.plugin = pl.name
-                    if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    if code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                         return None, s, set()
-                    if s.code == Code.UNSCHEDULABLE:
+                    if code == Code.UNSCHEDULABLE:
                         return_status = s
                         continue
                     return (

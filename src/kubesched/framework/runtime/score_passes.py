@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from kubesched.framework.snapshot import Snapshot
 
 
+_SUCCESS, _SKIP = Code.SUCCESS, Code.SKIP
+
+
 class ScoreRun:
     """The Score plugins a cycle runs once PreScore skipped some, with what the passes read of them.
 
@@ -71,10 +74,12 @@ class ScorePasses:
                     s = pl.pre_score(state, pod, nodes)
                 except Exception as err:  # noqa: BLE001
                     return plugin_raised("PreScore", pl, err)
-                if s is not None and s.code == Code.SKIP:
-                    skip.add(pl.name)
+                if s is None:
                     continue
-                if s is not None and s.code != Code.SUCCESS:
+                code = s.code
+                if code == _SKIP:
+                    skip.add(pl.name)
+                elif code != _SUCCESS:
                     return Status.as_error(f"running PreScore plugin {go_quote(pl.name)}: {s.message()}")
             return None
         finally:

@@ -198,9 +198,16 @@ class PodTopologySpread(
         failed = v != filtering.OK
         if not np.count_nonzero(failed):
             return None
-        # The verdict codes present (small non-negative ints): bincount, cheaper than np.unique's sort.
-        statuses = {code: filtering.verdict_status(code) for code in np.bincount(v[failed]).nonzero()[0].tolist()}
-        return FilterVerdicts(failed, keys=v, status_of_key=statuses.__getitem__)  # type: ignore[arg-type]
+        # A code's Status made when first read (the nodes with that code share it), not one per code present.
+        statuses: dict[int, Status | None] = {}
+
+        def status_of(code: int) -> Status | None:
+            st = statuses.get(code)
+            if st is None:
+                st = statuses[code] = filtering.verdict_status(code)
+            return st
+
+        return FilterVerdicts(failed, keys=v, status_of_key=status_of)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------ Score
 
