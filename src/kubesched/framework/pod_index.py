@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 
@@ -117,6 +117,20 @@ class _RowIndex:
                 gens[i] = row_gen[i]
         self.serial = changes.serial if changes is not None else -1
 
+    def _refill(
+        self,
+        nodes: list[NodeInfo],
+        row_gen: np.ndarray,
+        changes: RowChanges | None,
+        out: Any,
+        fn: Callable[[NodeInfo], Any],
+    ) -> None:
+        """out[i] = fn(node i) for the rows that changed since the last sync (a list or an array alike)."""
+        stale = self._stale(row_gen, changes)
+        for i in stale:
+            out[i] = fn(nodes[i])
+        self._synced(row_gen, stale, changes)
+
 
 class CountIndex(_RowIndex):
     """Per node, `count(node_info)`: how many of its pods satisfy one predicate."""
@@ -129,12 +143,8 @@ class CountIndex(_RowIndex):
         self.counts = np.zeros(n, np.int64)
 
     def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None = None) -> np.ndarray:
-        stale = self._stale(row_gen, changes)
-        counts, count = self.counts, self.count
-        for i in stale:
-            counts[i] = count(nodes[i])
-        self._synced(row_gen, stale, changes)
-        return counts
+        self._refill(nodes, row_gen, changes, self.counts, self.count)
+        return self.counts
 
 
 class KeyIndex(_RowIndex, Generic[K]):
@@ -227,12 +237,8 @@ class RowValues(_RowIndex, Generic[T]):
         self.values: list[T] = cast("list[T]", [None] * n)
 
     def sync(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None = None) -> list[T]:
-        stale = self._stale(row_gen, changes)
-        values, derive = self.values, self.derive
-        for i in stale:
-            values[i] = derive(nodes[i])
-        self._synced(row_gen, stale, changes)
-        return values
+        self._refill(nodes, row_gen, changes, self.values, self.derive)
+        return self.values
 
 
 class RowScores(_RowIndex):
