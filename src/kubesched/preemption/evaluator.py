@@ -182,11 +182,9 @@ class Evaluator:
         failures: list[tuple[str, Status | Callable[[], Status]]] = []
         errors: list[str] = []
         n = len(potential)
-        # The nodes from the offset on, wrapping around (slices when the offset is in range, as DefaultPreemption's).
-        if 0 <= offset < n:
-            ordered = [*potential[offset:], *potential[:offset]]
-        else:
-            ordered = [potential[(offset + i) % n] for i in range(n)]
+        # The nodes from the offset on, wrapping around.
+        start = offset % n
+        ordered = [*potential[start:], *potential[:start]]
         select_batch = getattr(self.iface, "select_victims_batch", None)
         batch = select_batch(state, pod, ordered, pdbs, want=num_candidates) if select_batch is not None else None
         if batch is not None:
