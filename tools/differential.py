@@ -11,8 +11,11 @@ mixed-batch (all of them at once). The oracle runs the racy families (those with
 more than one priority, where preemption happens) R times, the others once, with
 --record-ties; a field of a pod counts only where all R runs agree (upstream is
 racy around preemption: victims are deleted asynchronously); a racy case that
-disagrees gets C more runs before it is reported (three runs agree by chance
-often enough where upstream's choice is random). Pods are compared
+disagrees gets C more runs under each of four timings before it is reported:
+as is, with GOMAXPROCS=1, pinned to one CPU, and beside two busy processes
+(three runs agree by chance often enough where upstream's choice is random,
+and a course that one machine's timing makes repeatable can flip under
+another's: only what upstream does under every timing counts). Pods are compared
 up to the first pod upstream placed by a random tie, in the order kubesched
 attempted them (later pods depend on that draw); the deleted set is compared
 when no tie stopped the comparison and the R runs agree on it. A case the
@@ -27,12 +30,15 @@ the case and a hash of its text, so a changed generator never reuses old runs).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
+import os
 import pathlib
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.simulate.generate import Shape, random_scenario, to_scenario, to_yaml
@@ -76,19 +82,66 @@ FAMILIES: dict[str, Shape] = {
 # priority): the oracle runs them --repeat times.
 RACY = tuple(name for name, shape in FAMILIES.items() if len(set(shape.priorities)) > 1)
 FIELDS = ("node", "status", "nominatedNode", "message")
+TIMING_KEY = "timing"  # added to each oracle run: how it was run
 
 
-def oracle_runs(oracle: str, case: pathlib.Path, repeat: int) -> list[dict[str, Any]] | str:
-    """The oracle's outputs, or its error text when it refuses the case."""
+@dataclass(frozen=True)
+class Timing:
+    """A way to run the oracle that changes how its goroutines interleave (not what it decides)."""
+
+    name: str
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
+    prefix: tuple[str, ...] = ()
+    busy: int = 0  # processes spinning on the CPUs meanwhile
+
+
+AS_IS = Timing("as-is")
+# Upstream's victim deletions race its scheduling loop: these move the race, so that a course one
+# machine's timing happens to repeat is not taken for upstream's behaviour.
+TIMINGS = (
+    AS_IS,
+    Timing("gomaxprocs-1", env={"GOMAXPROCS": "1"}),
+    Timing("one-cpu", prefix=("taskset", "-c", "0")),
+    Timing("loaded", busy=2),
+)
+
+
+def oracle_runs(oracle: str, case: pathlib.Path, repeat: int, timing: Timing = AS_IS) -> list[dict[str, Any]] | str:
+    """The oracle's outputs (each marked with its timing), or its error text when it refuses the case."""
     runs = []
-    for _ in range(repeat):
-        out = subprocess.run(
-            [oracle, "run", str(case), "--seed", "0", "--record-ties"], capture_output=True, text=True, check=False
-        )
-        if out.returncode != 0 or not out.stdout.strip():
-            return out.stderr.strip()[-500:] or f"exit status {out.returncode}"
-        runs.append(json.loads(out.stdout))
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(timing.busy)]
+    try:
+        for _ in range(repeat):
+            out = subprocess.run(
+                [*timing.prefix, oracle, "run", str(case), "--seed", "0", "--record-ties"],
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, **timing.env},
+            )
+            if out.returncode != 0 or not out.stdout.strip():
+                return out.stderr.strip()[-500:] or f"exit status {out.returncode}"
+            runs.append({**json.loads(out.stdout), TIMING_KEY: timing.name})
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
     return runs
+
+
+def confirm_runs(
+    oracle: str, case: pathlib.Path, runs: list[dict[str, Any]], per_timing: int
+) -> list[dict[str, Any]] | str:
+    """More runs, until each timing has `per_timing` (runs cached before timings were kept count as as-is)."""
+    more: list[dict[str, Any]] = []
+    for timing in TIMINGS:
+        have = sum(1 for r in runs if r.get(TIMING_KEY, AS_IS.name) == timing.name)
+        if have < per_timing:
+            got = oracle_runs(oracle, case, per_timing - have, timing)
+            if isinstance(got, str):
+                return got
+            more += got
+    return more
 
 
 def cache_file(cache: pathlib.Path, case: pathlib.Path) -> pathlib.Path:
@@ -161,7 +214,10 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="oracle runs per case of the racy families")
     ap.add_argument("--families", default=",".join(FAMILIES), help="comma-separated, taken in turn")
     ap.add_argument(
-        "--confirm", type=int, default=5, help="more oracle runs of a racy case that disagrees, before reporting it"
+        "--confirm",
+        type=int,
+        default=3,
+        help="oracle runs under each timing of a racy case that disagrees, before reporting it",
     )
     ap.add_argument("--keep", type=pathlib.Path)
     ap.add_argument("--log", type=pathlib.Path, help="append one JSON line per case")
@@ -207,10 +263,11 @@ def main() -> int:
                 try:
                     ours, order = simulate(docs, str(case))
                     problems = disagreements(runs, ours, order)
-                    if problems and family in RACY and len(runs) < want + args.confirm:
-                        # A few runs can agree by chance where upstream races: ask it more before reporting.
-                        more = oracle_runs(args.oracle, case, want + args.confirm - len(runs))
-                        if not isinstance(more, str):
+                    if problems and family in RACY:
+                        # A few runs can agree by chance, or by one machine's timing, where upstream races:
+                        # ask it more, under each timing, before reporting.
+                        more = confirm_runs(args.oracle, case, runs, args.confirm)
+                        if not isinstance(more, str) and more:
                             runs += more
                             if cached is not None:
                                 cached.write_text(json.dumps(runs))

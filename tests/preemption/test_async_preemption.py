@@ -9,6 +9,7 @@ are the same in repeated runs).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from tests.oracle_cases import assert_as_upstream
 
+from kubesched import klog
 from kubesched.api.core import PodCondition
 from kubesched.cluster.client import POD, EmbeddedClient
 from kubesched.cluster.store import ClusterStore
@@ -122,9 +124,29 @@ def test_a_preemptor_whose_victims_are_all_gone_is_activated() -> None:
     handle, removed = _carry_out([PodInfo(marked)], client)
     assert removed == [] and handle.activated == ["high"]
     assert client.events.events == []
-    # Upstream patches a victim it saw without the condition: the 404 is an error, which activates it too.
+    # A victim seen without the condition is patched first: the 404 counts as gone (1.34.1 logs the failed
+    # patch as an error, yet its goroutine ends in "success"), so the preemptor is activated here too.
     handle, removed = _carry_out([PodInfo(created)], client)
     assert removed == [] and handle.activated == ["high"]
+
+
+def test_a_victim_gone_before_its_patch_does_not_activate_a_preemptor_whose_other_victims_go(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # An earlier preemptor's victim is deleted while this one still counts it: the other victim's deletion
+    # event requeues the preemptor (by its backoff), as upstream; activating it would retry it at once.
+    client = EmbeddedClient(ClusterStore())
+    gone = client.create(POD, make_pod("low0", "1", priority=0, node="node-0"))
+    still = client.create(POD, make_pod("low1", "1", priority=0, node="node-0"))
+    client.store.delete(POD, "default/low0")
+    with caplog.at_level(klog.level(2), logger="kubesched.preemption"):
+        handle, removed = _carry_out([PodInfo(still), PodInfo(gone)], client)
+    assert removed == ["low1"] and client.store.count(POD) == 0
+    assert handle.activated == []
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert errors == ["Could not add DisruptionTarget condition due to preemption"]
+    finished = [r for r in caplog.records if r.getMessage() == "Async Preemption finished completely"]
+    assert [r.__dict__["result"] for r in finished] == ["success"]
 
 
 class _DeferringHandle(_Handle):
