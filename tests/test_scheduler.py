@@ -3,8 +3,9 @@
 kube-scheduler binds in a goroutine and pops the next pod at once, so a pod's binding
 reaches the scheduling queue while the next pod is being scheduled: if that pod fails and
 the event may help it, it is retried after its backoff instead of waiting in the
-unschedulable pool. The expected files were produced by kube-scheduler v1.34.1 (the
-oracle; the outcomes are the same in repeated runs).
+unschedulable pool. What PreBind wrote before the binding waits (a PersistentVolume's
+claim) reaches it a cycle later still. The expected files were produced by kube-scheduler
+v1.34.1 (the oracle; the outcomes are the same in repeated runs).
 """
 
 from __future__ import annotations
