@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import BIND_NOT_BEFORE, PRE_BIND_NEXT, CycleState
 from kubesched.framework.interface import (
     BindPlugin,
     FilterPlugin,
@@ -547,3 +547,30 @@ def test_permit_wait_message_quotes_the_pod_name() -> None:
     waiter = type("W", (_Failing, PermitPlugin), {})("W", Status(Code.WAIT))
     s = _fw(env, permit=[waiter]).run_permit_plugins(CycleState(), POD, "n0")
     assert (s.code, s.message()) == (Code.WAIT, 'one or more plugins asked to wait and no plugin rejected pod "p"')
+
+
+class _PreBind(PreBindPlugin):
+    """Records its calls; `wait` asks the binding cycle to wait (as VolumeBinding does for its claims)."""
+
+    def __init__(self, name: str, calls: list[str], wait: bool = False) -> None:
+        self.name = name  # type: ignore[misc]
+        self.calls, self.wait = calls, wait
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
+        self.calls.append(self.name)
+        if self.wait:
+            state.write(BIND_NOT_BEFORE, 1.0)
+        return None
+
+
+def test_pre_bind_plugins_after_one_that_waits_run_when_the_wait_ends() -> None:
+    # Upstream's PreBind blocks while VolumeBinding waits for the claims: DynamicResources' PreBind, after it,
+    # writes the claim's allocation only then (until then the claim is in the process of being allocated).
+    calls: list[str] = []
+    fw = _fw(_env(1), preBind=[_PreBind("A", calls), _PreBind("Volumes", calls, wait=True), _PreBind("Claims", calls)])
+    state = CycleState()
+    assert fw.run_pre_bind_plugins(state, POD, "n0") is None
+    assert calls == ["A", "Volumes"] and state.get(PRE_BIND_NEXT) == 2
+    state.delete(BIND_NOT_BEFORE)
+    assert fw.run_pre_bind_plugins(state, POD, "n0") is None
+    assert calls == ["A", "Volumes", "Claims"] and state.get(PRE_BIND_NEXT) is None

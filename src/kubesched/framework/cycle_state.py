@@ -7,6 +7,9 @@ from typing import Any, Protocol
 # A PreBind plugin that started work the API completes later (volume binding: the PV controller) writes the
 # time before which Bind must not be called; the scheduler parks the binding cycle until then.
 BIND_NOT_BEFORE = "kubesched/bind-not-before"
+# Upstream's PreBind plugins run one after another in the binding goroutine, and such a plugin blocks until its
+# work is done: the plugins after it run when the wait ends. The index of the next one is kept here meanwhile.
+PRE_BIND_NEXT = "kubesched/pre-bind-next"
 
 
 class StateData(Protocol):

@@ -16,7 +16,7 @@ from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from kubesched.cache.cache import Cache, CacheError
-from kubesched.framework.cycle_state import BIND_NOT_BEFORE, CycleState
+from kubesched.framework.cycle_state import BIND_NOT_BEFORE, PRE_BIND_NEXT, CycleState
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
@@ -97,18 +97,26 @@ class BindingCycle:
         self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo, start: float
     ) -> None:
         """After WaitOnPermit: PreBind, then Bind now or, when PreBind asked for a wait, parked until then."""
-        pod = qpi.pod_info
-        pending = self.cluster.store.pending
-        before = len(pending)
-        s = _permit_wait_status(fw, pod, result, qpi.uid)
-        if s is None:
-            s = fw.run_pre_bind_plugins(state, pod, result.suggested_host)
-            if s is not None and s.is_rejected():
-                s = single_node_fit(pod, result, s)
+        s = _permit_wait_status(fw, qpi.pod_info, result, qpi.uid)
         if s is not None:
             self._binding_done(state, fw, result, qpi, s, start)
             return
-        self.queue.done(qpi.uid)  # type: ignore[union-attr]
+        self.pre_bind(state, fw, result, qpi, start)
+
+    def pre_bind(
+        self, state: CycleState, fw: Framework, result: ScheduleResult, qpi: QueuedPodInfo, start: float
+    ) -> None:
+        """The PreBind plugins (after a wait, those it held back), then Bind, or parked while one waits."""
+        pod = qpi.pod_info
+        pending = self.cluster.store.pending
+        before = len(pending)
+        state.delete(BIND_NOT_BEFORE)
+        s = fw.run_pre_bind_plugins(state, pod, result.suggested_host)
+        if s is not None and s.is_rejected():
+            s = single_node_fit(pod, result, s)
+        if s is not None:
+            self._binding_done(state, fw, result, qpi, s, start)
+            return
         not_before = state.get(BIND_NOT_BEFORE)
         if not_before is not None and not_before > self.now():
             self._parked.append(ParkedBinding(fw, state, result, qpi, start, not_before))
@@ -117,6 +125,11 @@ class BindingCycle:
                 held = [pending.pop() for _ in range(len(pending) - before)][::-1]
                 self.run_after_cycles(PREBIND_WRITE_CYCLES, lambda: pending.extend(held))
             return
+        if state.get(PRE_BIND_NEXT) is not None:
+            # A wait that was already over: the plugins after the one that asked for it, now.
+            self.pre_bind(state, fw, result, qpi, start)
+            return
+        self.queue.done(qpi.uid)  # type: ignore[union-attr]
         self._bind_step(state, fw, result, qpi, start)
 
     def _bind_step(

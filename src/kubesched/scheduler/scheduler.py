@@ -207,7 +207,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
                 still.append(p)
                 continue
             if p.not_before is not None:
-                self._bind_step(p.state, p.fw, p.result, p.qpi, p.start)
+                self.pre_bind(p.state, p.fw, p.result, p.qpi, p.start)
             else:
                 self._finish_binding_cycle(p.state, p.fw, p.result, p.qpi, p.start)
             self._run_after_cycle()

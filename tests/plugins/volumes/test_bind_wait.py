@@ -31,3 +31,11 @@ def test_each_pod_with_claims_to_bind_takes_a_second_to_bind(monkeypatch: pytest
     sim.run()
     # Two pods bound claims (a second each); the others bound at once.
     assert sim.cluster.clock.now() == 2.0
+
+
+ORDER_CASES = sorted((Path(__file__).parent / "prebind_order").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("case", ORDER_CASES, ids=[c.stem for c in ORDER_CASES])
+def test_prebind_plugins_after_volume_binding_run_once_its_wait_is_over(case: Path) -> None:
+    assert_as_upstream(case)

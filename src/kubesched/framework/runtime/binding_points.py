@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.cycle_state import BIND_NOT_BEFORE, PRE_BIND_NEXT, CycleState
 from kubesched.framework.interface import BindPlugin, PermitPlugin, PostBindPlugin, PreBindPlugin, ReservePlugin
 from kubesched.framework.runtime.plugin_failures import bind_failed, plugin_raised
 from kubesched.framework.status import Code, Status
@@ -78,7 +78,15 @@ class BindingPoints:
     # ------------------------------------------------------------ PreBind / Bind / PostBind
 
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
-        for pl in self.pre_bind_plugins:
+        """The PreBind plugins in order, from the first or, after a wait (PRE_BIND_NEXT), from where it stopped.
+
+        A plugin that asks to wait (BIND_NOT_BEFORE) stops the run there: the binding cycle is parked and the
+        rest run when the wait is over, as upstream's blocking PreBind makes them."""
+        plugins = self.pre_bind_plugins
+        first: int = state.get(PRE_BIND_NEXT, 0)
+        state.delete(PRE_BIND_NEXT)
+        for i in range(first, len(plugins)):
+            pl = plugins[i]
             try:
                 s = pl.pre_bind(state, pod, node)
             except Exception as err:  # noqa: BLE001
@@ -88,6 +96,9 @@ class BindingPoints:
                     s.plugin = pl.name
                     return s
                 return Status.as_error(f"running PreBind plugin {go_quote(pl.name)}: {s.message()}")
+            if state.get(BIND_NOT_BEFORE) is not None:
+                state.write(PRE_BIND_NEXT, i + 1)
+                return None
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status | None:
