@@ -30,7 +30,6 @@ the case and a hash of its text, so a changed generator never reuses old runs).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import os
@@ -38,7 +37,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.simulate.generate import Shape, random_scenario, to_scenario, to_yaml
@@ -90,7 +89,7 @@ class Timing:
     """A way to run the oracle that changes how its goroutines interleave (not what it decides)."""
 
     name: str
-    env: dict[str, str] = dataclasses.field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
     prefix: tuple[str, ...] = ()
     busy: int = 0  # processes spinning on the CPUs meanwhile
 
@@ -194,12 +193,12 @@ def disagreements(runs: list[dict[str, Any]], ours: dict[str, Any], order: list[
             if have["node"] not in allowed:
                 problems.append(f"{pod}: node {have['node']!r}, expected one of {allowed}")
             continue
-        for field in FIELDS:
-            values = {json.dumps(t.get(field)) for t in theirs}
+        for name in FIELDS:
+            values = {json.dumps(t.get(name)) for t in theirs}
             if len(values) != 1:
                 continue
-            if have.get(field) != want.get(field):
-                problems.append(f"{pod}: {field} {have.get(field)!r}, expected {want.get(field)!r}")
+            if have.get(name) != want.get(name):
+                problems.append(f"{pod}: {name} {have.get(name)!r}, expected {want.get(name)!r}")
     deleted = {json.dumps(sorted(run["deleted"])) for run in runs}
     if not tie and len(deleted) == 1 and sorted(ours["deleted"]) != sorted(runs[0]["deleted"]):
         problems.append(f"deleted {sorted(ours['deleted'])}, expected {sorted(runs[0]['deleted'])}")

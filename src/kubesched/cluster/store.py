@@ -108,6 +108,17 @@ class ClusterStore:
             n += 1
         return n
 
+    def withhold(self, buffered: int) -> list[tuple[str, str, Any, Any]]:
+        """Take back the events buffered after the first `buffered` (len(store.pending) before some writes): an
+        informer that sees them later than the rest (see redeliver)."""
+        taken = [self.pending.pop() for _ in range(len(self.pending) - buffered)]
+        taken.reverse()
+        return taken
+
+    def redeliver(self, events: list[tuple[str, str, Any, Any]]) -> None:
+        """Buffer withheld events again, after those buffered meanwhile."""
+        self.pending.extend(events)
+
     def _emit(self, kind: str, etype: str, old: Any, new: Any) -> None:
         if self._handlers.get(kind):
             self.pending.append((kind, etype, old, new))

@@ -108,8 +108,8 @@ class BindingCycle:
     ) -> None:
         """The PreBind plugins (after a wait, those it held back), then Bind, or parked while one waits."""
         pod = qpi.pod_info
-        pending = self.cluster.store.pending
-        before = len(pending)
+        store = self.cluster.store
+        buffered = len(store.pending)
         state.delete(BIND_NOT_BEFORE)
         s = fw.run_pre_bind_plugins(state, pod, result.suggested_host)
         if s is not None and s.is_rejected():
@@ -120,10 +120,10 @@ class BindingCycle:
         not_before = state.get(BIND_NOT_BEFORE)
         if not_before is not None and not_before > self.now():
             self._parked.append(ParkedBinding(fw, state, result, qpi, start, not_before))
-            if self.bind_runner is None and len(pending) > before:
+            if self.bind_runner is None and len(store.pending) > buffered:
                 # Simulated: hold PreBind's events back (live mode's arrive when they do).
-                held = [pending.pop() for _ in range(len(pending) - before)][::-1]
-                self.run_after_cycles(PREBIND_WRITE_CYCLES, lambda: pending.extend(held))
+                held = store.withhold(buffered)
+                self.run_after_cycles(PREBIND_WRITE_CYCLES, lambda: store.redeliver(held))
             return
         if state.get(PRE_BIND_NEXT) is not None:
             # A wait that was already over: the plugins after the one that asked for it, now.
