@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -180,6 +182,16 @@ def test_output_that_cannot_be_written(tmp_path: Path) -> None:
         timeout=60,
     )
     assert p.returncode == 1 and p.stderr == "error: cannot write the output: No space left on device\n"
+    # A table small enough to sit in the buffer until the command's end fails there, and says so alike.
+    p = subprocess.run(
+        [sys.executable, "-m", "kubesched.cli", "simulate", CLUSTER],
+        stdout=open("/dev/full", "w"),  # noqa: SIM115 - closed with the process
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+    )
+    assert p.returncode == 1 and p.stderr == "error: cannot write the output: No space left on device\n"
 
     nodes = "".join(
         f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nstatus: {{capacity: {{cpu: '4', pods: '9'}}}}\n"
@@ -232,3 +244,26 @@ def test_serve_on_ipv6_writes_a_usable_url(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=10)
+
+
+def test_program_output_is_whole_after_its_fast_exit(capsys: pytest.CaptureFixture[str]) -> None:
+    """The program leaves without freeing its heap (os._exit): what it printed must all be flushed first."""
+    assert main(["simulate", CLUSTER, "-o", "json"]) == 0
+    expected = capsys.readouterr().out
+    # Block-buffered stdout, as a program's output into a pipe is by default.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    p = subprocess.run(
+        [sys.executable, "-m", "kubesched.cli", "simulate", CLUSTER, "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert p.returncode == 0 and p.stdout == expected and json.loads(p.stdout)
+    bad = subprocess.run(
+        [sys.executable, "-m", "kubesched.cli", "simulate", "no-such-file.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no-such-file.yaml")
