@@ -104,6 +104,22 @@ def test_confirming_an_assumed_pod_orders_and_counts_as_remove_then_add() -> Non
         assert sum(r.milli_cpu for r, _ in ni.priority_sums.values()) == _req_cpu(c, "n1")
 
 
+def test_confirming_the_last_assumed_pod_keeps_the_order() -> None:
+    """The usual case: the pod confirmed is the last one the node got (no scan for it); a pod in the middle
+    is found by its uid all the same."""
+    c = _cache(make_node("n1"))
+    for name in ("b", "c"):
+        c.add_pod(_pi(name, "100m"))
+    c.assume_pod(_pi("a", "500m", node=""), "n1")
+    c.assume_pod(_pi("d", "500m", node=""), "n1")
+    c.add_pod(bound_d := _pi("d", "500m"))
+    c.add_pod(bound_a := _pi("a", "500m"))
+    ni = c.nodes["n1"]
+    assert [p.name for p in ni.pods] == ["b", "c", "d", "a"]
+    assert ni.pods[2] is bound_d and ni.pods[3] is bound_a
+    assert _req_cpu(c, "n1") == 1200
+
+
 def test_add_update_remove() -> None:
     c = _cache(make_node("n1"))
     old = _pi("p", "200m")

@@ -304,6 +304,10 @@ class NodeInfo:
 
 def _move_to_end(lst: list[PodInfo], uid: str, new: PodInfo) -> bool:
     """_remove_from(lst, uid) then lst.append(new): the last pod takes the removed one's place."""
+    # Usually the pod is the last one added (a binding confirmed right after its assumption): no scan.
+    if lst and lst[-1].uid == uid:
+        lst[-1] = new
+        return True
     for i, p in enumerate(lst):
         if p.uid == uid:
             lst[i] = lst[-1]
