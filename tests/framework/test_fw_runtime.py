@@ -22,7 +22,9 @@ from kubesched.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ReservePlugin,
+    RowScore,
     ScorePlugin,
+    SummableScorePlugin,
     VectorFilterPlugin,
 )
 from kubesched.framework.runtime import Framework
@@ -424,6 +426,74 @@ def test_score_out_of_range_message() -> None:
         'applying score defaultWeights on Score plugins: plugin "Bad" returns an invalid score 101, '
         "it should in the range of [0, 100] after normalizing"
     )
+
+
+class Sum(SummableScorePlugin):
+    """A summable Score plugin: a per-row score (by node name), or the same `uniform` score on every node."""
+
+    def __init__(self, name: str, scores: dict[str, int] | None = None, uniform: int | None = None) -> None:
+        self.name = name  # type: ignore[misc]
+        self.scores = scores or {}
+        self.uniform = uniform
+        self.raises = False
+
+    def _of(self, ni: NodeInfo) -> int:
+        if self.raises:
+            raise RuntimeError("kaboom")
+        return self.uniform if self.uniform is not None else self.scores.get(ni.name, 0)
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return self._of(node_info), None
+
+    def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
+        return np.array([self._of(snapshot.nodes[int(i)]) for i in idx], np.int64)
+
+    def score_terms(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> int | RowScore:
+        if self.uniform is not None:
+            return self.uniform
+        many = lambda rows: np.array([self._of(snapshot.nodes[int(i)]) for i in rows], np.int64)  # noqa: E731
+        return RowScore((self.name, id(self)), lambda: (self._of, many))
+
+
+def _totals(env: Env, fw: Framework, state: CycleState | None = None):
+    idx = np.arange(env.snapshot.num_nodes, dtype=np.int64)
+    return fw.run_score_totals(state or CycleState(), POD, env.snapshot, idx)
+
+
+def test_score_totals_sum_row_scores_and_uniform_scores_with_their_weights() -> None:
+    env = _env(3)
+    a = Sum("A", {"n0": 10, "n1": 20, "n2": 30})
+    u = Sum("U", uniform=100)
+    fw = _fw(env, {"A": 2, "U": 3}, score=[a, u])
+    totals = _totals(env, fw)
+    assert totals is not None and totals.tolist() == [320, 340, 360]
+    assert totals.tolist() == _scores(env, fw)[0].tolist()
+    # Kept per row: a change to a node's scores shows only once its row changes (as a pod landing there does).
+    a.scores["n1"] = 0
+    assert _totals(env, fw).tolist() == [320, 340, 360]
+    env.cache.add_pod(PodInfo(make_pod("x", "100m", node="n1")))
+    env.cache.update_snapshot(env.snapshot)
+    assert _totals(env, fw).tolist() == [320, 300, 360]
+
+
+def test_score_totals_give_way_to_the_full_pass() -> None:
+    """None (the full pass then runs, with its errors in upstream's words) for a plugin that cannot sum, a score
+    out of range, a plugin that raises, a row score with NormalizeScore, or reference paths."""
+    env = _env(2)
+    assert _totals(env, _fw(env, score=[Sum("A", {"n0": 5}), S("B", {})])) is None
+    assert _totals(env, _fw(env, score=[Sum("A", {"n1": 101})])) is None
+    assert _totals(env, _fw(env, score=[Sum("U", uniform=-1)])) is None
+    raising = Sum("A", {"n0": 5})
+    raising.raises = True
+    assert _totals(env, _fw(env, score=[raising])) is None
+    normalizing = Sum("A", {"n0": 5})
+    normalizing.normalize_score = lambda *a: None  # type: ignore[method-assign]
+    normalizing.has_normalize = lambda: True  # type: ignore[method-assign]
+    assert _totals(env, _fw(env, score=[normalizing])) is None
+    reference = _fw(env, score=[Sum("A", {"n0": 5})])
+    reference.use_vector_paths = False
+    assert _totals(env, reference) is None
+    assert _totals(env, _fw(env, score=[Sum("A", {"n0": 5})])).tolist() == [5, 0]
 
 
 def test_score_plugin_error_status() -> None:

@@ -308,6 +308,33 @@ class VectorScorePlugin(ScorePlugin):
         raise NotImplementedError
 
 
+class RowScore:
+    """A Score plugin's scores for one pod as a function of a node's row alone (its amounts: allocatable,
+    requested, number of pods), with no NormalizeScore after: what `Snapshot.row_scores` keeps per `key`.
+    `build()` gives `one(node_info)` and `many(indices)` (the same numbers for several rows at once)."""
+
+    __slots__ = ("build", "key")
+
+    def __init__(
+        self,
+        key: Hashable,
+        build: Callable[[], tuple[Callable[[NodeInfo], int], Callable[[np.ndarray], np.ndarray]]],
+    ) -> None:
+        self.key = key
+        self.build = build
+
+
+class SummableScorePlugin(VectorScorePlugin):
+    """A vector Score plugin that can say, for some pods, what its scores add to the totals without an array per
+    pod: the score passes then keep the weighted totals per node, row by row, when a cycle needs no per-plugin
+    scores (nothing reports them)."""
+
+    def score_terms(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> int | RowScore | None:
+        """An int: every node's score, NormalizeScore done; a RowScore (a plugin without NormalizeScore); None:
+        neither holds for this pod (its scores are made as usual)."""
+        raise NotImplementedError
+
+
 class ReservePlugin(Plugin):
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         raise NotImplementedError

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interface import MAX_NODE_SCORE, VectorScorePlugin
+from kubesched.framework.interface import MAX_NODE_SCORE, SummableScorePlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Status
 from kubesched.framework.types import ImageStateSummary, NodeInfo, PodInfo
@@ -53,7 +53,7 @@ def _images(pod: PodInfo) -> list[str]:
     return cached
 
 
-class ImageLocality(VectorScorePlugin):
+class ImageLocality(SummableScorePlugin):
     name = names.IMAGE_LOCALITY
 
     def __init__(self, handle: Any = None) -> None:
@@ -73,15 +73,24 @@ class ImageLocality(VectorScorePlugin):
                 s += scaled_image_score(st, total)
         return calculate_priority(s, len(images)), None
 
-    def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
+    def _all_zero(self, pod: PodInfo, snapshot: Snapshot) -> bool:
+        """Whether every node scores 0 for this pod, seen without scoring any."""
         index = snapshot.node_cache("image-index", lambda: _image_index(snapshot))
         if not index:
             # No node reports any image: every sum is 0, below MIN_THRESHOLD, so every score is 0.
-            return np.zeros(len(idx), np.int64)
+            return True
+        # No node has any of the pod's images: every score is the floor.
         images = _images(pod)
-        if not any(name in index for name in images) and MAX_CONTAINER_THRESHOLD * len(images) > MIN_THRESHOLD:
-            # No node has any of the pod's images: every score is the floor.
+        return not any(name in index for name in images) and MAX_CONTAINER_THRESHOLD * len(images) > MIN_THRESHOLD
+
+    def score_terms(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> int | None:
+        return 0 if self._all_zero(pod, snapshot) else None
+
+    def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
+        if self._all_zero(pod, snapshot):
             return np.zeros(len(idx), np.int64)
+        index = snapshot.node_cache("image-index", lambda: _image_index(snapshot))
+        images = _images(pod)
         sums = np.zeros(snapshot.num_nodes, np.int64)
         total = snapshot.num_nodes
         for name in images:

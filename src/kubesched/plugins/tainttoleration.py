@@ -17,12 +17,13 @@ from kubesched.api.core import Node, Pod, Taint, Toleration
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint, Resource
 from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
     EnqueueExtensions,
     FilterVerdicts,
     NodeScoreList,
     PreScorePlugin,
+    SummableScorePlugin,
     VectorFilterPlugin,
-    VectorScorePlugin,
 )
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import Code, Status
@@ -97,7 +98,7 @@ class _PreScoreState:
         return self
 
 
-class TaintToleration(VectorFilterPlugin, PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
+class TaintToleration(VectorFilterPlugin, PreScorePlugin, SummableScorePlugin, EnqueueExtensions):
     name = names.TAINT_TOLERATION
     depends_on_node_pods = False
 
@@ -147,6 +148,10 @@ class TaintToleration(VectorFilterPlugin, PreScorePlugin, VectorScorePlugin, Enq
         node = node_info.node
         taints = node.spec.taints if node is not None else []
         return _count_intolerable_prefer_no_schedule(taints, self._tolerations(state, pod)), None
+
+    def score_terms(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> int | None:
+        # No PreferNoSchedule taint anywhere: every count is 0, which NormalizeScore (reversed) makes the maximum.
+        return None if _prefer_no_schedule_groups(snapshot) else MAX_NODE_SCORE
 
     def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
         groups = _prefer_no_schedule_groups(snapshot)

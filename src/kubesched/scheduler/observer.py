@@ -66,5 +66,9 @@ class AttemptObserver(Protocol):
     def node_chosen(self, pod: PodInfo, node: str, scores: NodeScores | None, now: float) -> None:
         """The cycle picked `node`; `scores` is None when only one node was feasible (nothing was scored)."""
 
+    def wants_plugin_scores(self, pod: PodInfo) -> bool:
+        """Whether node_chosen will read each Score plugin's scores of `pod` (`NodeScores.per_plugin`): when
+        not, the cycle may work out the totals alone (empty per_plugin), which is cheaper."""
+
     def attempt_failed(self, pod: PodInfo, reason: str, message: str, now: float) -> None:
         """The attempt failed (in either cycle): `reason` is the PodScheduled condition's, `message` its text."""

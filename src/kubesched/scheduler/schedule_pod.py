@@ -225,6 +225,11 @@ class SchedulingAlgorithm:
         s = fw.run_pre_score_plugins(state, pod, nodes)
         if s is not None:
             raise ScheduleError(s)
+        if not self.extenders and (self.observer is None or not self.observer.wants_plugin_scores(pod)):
+            # Nobody reads each plugin's scores: the totals alone, when the plugins can give them so.
+            totals = fw.run_score_totals(state, pod, snap, idx)
+            if totals is not None:
+                return totals, {}
         totals, per_plugin, s = fw.run_score_plugins(state, pod, snap, idx)
         if s is not None or totals is None:
             raise ScheduleError(s or Status.as_error("score failed"))

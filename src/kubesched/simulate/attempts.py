@@ -166,6 +166,10 @@ class AttemptRecorder:
         before = self.attempts.get(pod.key)
         self.attempts[pod.key] = Attempt(pod.key, now, 1 if before is None else before.number + 1)
 
+    def wants_plugin_scores(self, pod: PodInfo) -> bool:
+        keep = self.keep_scores
+        return keep is True or (keep is not False and pod.key in keep)
+
     def node_chosen(self, pod: PodInfo, node: str, scores: NodeScores | None, now: float) -> None:
         a = self._current(pod, now)
         a.node = node
@@ -173,8 +177,7 @@ class AttemptRecorder:
             return
         # The chosen node has the top total, as every node in `tied` does.
         a.score = int(scores.totals[int(scores.tied[0])])
-        keep = self.keep_scores
-        if keep is True or (keep is not False and pod.key in keep):
+        if self.wants_plugin_scores(pod):
             if self.spool is not None:
                 a.spool_scores(scores, self.spool)
             else:

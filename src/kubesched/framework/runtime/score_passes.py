@@ -8,7 +8,7 @@ A mixin of the Framework (framework.py), which sets the attributes it reads.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +19,9 @@ from kubesched.framework.interface import (
     MIN_NODE_SCORE,
     NodeScoreList,
     PreScorePlugin,
+    RowScore,
     ScorePlugin,
+    SummableScorePlugin,
     VectorScorePlugin,
 )
 from kubesched.framework.runtime.plugin_failures import plugin_raised, score_failed
@@ -40,7 +42,7 @@ class ScoreRun:
     Kept per skipped set: pods alike skip alike, and these do not change once the profile is built.
     """
 
-    __slots__ = ("names", "normalizing", "plugins", "vector", "weights")
+    __slots__ = ("names", "normalizing", "plugins", "summable", "vector", "weights")
 
     def __init__(self, plugins: list[ScorePlugin], score_weights: Mapping[str, int]) -> None:
         self.plugins = plugins
@@ -51,6 +53,9 @@ class ScoreRun:
         self.vector = [pl if isinstance(pl, VectorScorePlugin) else None for pl in plugins]
         # The positions of the plugins with a NormalizeScore (ScoreExtensions() != nil upstream).
         self.normalizing = [k for k, pl in enumerate(plugins) if pl.has_normalize()]
+        # (plugin, weight) of each plugin when all of them can sum their scores without arrays; else None.
+        summable = [(pl, w) for pl, w in zip(plugins, self.weights.tolist(), strict=True)]
+        self.summable = summable if all(isinstance(pl, SummableScorePlugin) for pl in plugins) else None
 
 
 class ScorePasses:
@@ -117,6 +122,43 @@ class ScorePasses:
         total: np.ndarray = run.weights @ stacked
         return total, WeightedScores(run.names, stacked, run.weights), None
 
+    def run_score_totals(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
+    ) -> np.ndarray | None:
+        """The totals run_score_plugins would give over `idx`, when every plugin can say what it adds without
+        an array per pod (SummableScorePlugin.score_terms): a weighted sum per node, kept row by row on the
+        snapshot for pods alike, plus what the plugins that score every node alike add. None when some plugin
+        cannot (or fails, or a score is out of range: run_score_plugins then reports it as upstream does)."""
+        run = self._score_run(state.skip_score_plugins)
+        if run.summable is None or not self.use_vector_paths:
+            return None
+        constant = 0
+        rows: list[tuple[int, RowScore]] = []
+        try:
+            for pl, weight in run.summable:
+                term = pl.score_terms(state, pod, snapshot)  # type: ignore[attr-defined]
+                if term is None:
+                    return None
+                if term.__class__ is RowScore:
+                    if pl.has_normalize():
+                        return None
+                    rows.append((weight, term))
+                elif MIN_NODE_SCORE <= term <= MAX_NODE_SCORE:
+                    constant += weight * term
+                else:
+                    return None
+            if not rows:
+                return np.full(len(idx), constant, np.int64)
+            key = ("score totals", tuple((w, t.key) for w, t in rows))
+            totals = snapshot.row_scores(key, lambda: _weighted_sum(rows), idx)
+        except Exception:  # noqa: BLE001 - run_score_plugins reports it, in upstream's words
+            return None
+        if len(totals) and totals[totals.argmin()] < 0:
+            return None
+        if constant:
+            totals += constant
+        return totals
+
     def _score(
         self, run: ScoreRun, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray
     ) -> tuple[list[np.ndarray], Status | None]:
@@ -139,6 +181,34 @@ class ScorePasses:
                 return raw, plugin_raised("Score", pl, err)
             raw.append(scores)
         return raw, None
+
+
+def _weighted_sum(
+    rows: list[tuple[int, RowScore]],
+) -> tuple[Callable[[NodeInfo], int], Callable[[np.ndarray], np.ndarray]]:
+    """one(node) and many(indices) of a weighted sum of row scores; -1 where some score is out of range."""
+    parts = [(w, *t.build()) for w, t in rows]
+
+    def one(ni: NodeInfo) -> int:
+        total = 0
+        for w, one_score, _ in parts:
+            v = one_score(ni)
+            if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE:
+                return -1
+            total += w * v
+        return total
+
+    def many(indices: np.ndarray) -> np.ndarray:
+        total = np.zeros(len(indices), np.int64)
+        bad = np.zeros(len(indices), bool)
+        for w, _, many_scores in parts:
+            v = np.asarray(many_scores(indices), np.int64)
+            bad |= (v < MIN_NODE_SCORE) | (v > MAX_NODE_SCORE)
+            total += w * v
+        total[bad] = -1
+        return total
+
+    return one, many
 
 
 def _normalize(

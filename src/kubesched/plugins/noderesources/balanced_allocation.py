@@ -10,7 +10,7 @@ import numpy as np
 from kubesched.config.types import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, Resource
-from kubesched.framework.interface import EnqueueExtensions, PreScorePlugin, VectorScorePlugin
+from kubesched.framework.interface import EnqueueExtensions, PreScorePlugin, RowScore, SummableScorePlugin
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.status import SKIP, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -35,7 +35,7 @@ def _is_best_effort(requests: list[int]) -> bool:
     return not any(requests)
 
 
-class BalancedAllocation(PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
+class BalancedAllocation(PreScorePlugin, SummableScorePlugin, EnqueueExtensions):
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
@@ -77,6 +77,10 @@ class BalancedAllocation(PreScorePlugin, VectorScorePlugin, EnqueueExtensions):
         if requests is None:
             return np.zeros(len(idx), np.int64)
         return self.scorer.score_rows(snapshot, idx, requests)
+
+    def score_terms(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> int | RowScore:
+        requests = self._pod_requests(state, pod)
+        return 0 if requests is None else self.scorer.row_score(snapshot, requests)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

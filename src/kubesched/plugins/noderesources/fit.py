@@ -26,8 +26,9 @@ from kubesched.framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ResourceSumsFilterPlugin,
+    RowScore,
+    SummableScorePlugin,
     VectorFilterPlugin,
-    VectorScorePlugin,
 )
 from kubesched.framework.pod_sums import ExtraSums
 from kubesched.framework.snapshot import Snapshot
@@ -259,7 +260,12 @@ def insufficient_status(insufficient: list[InsufficientResource]) -> Status:
 
 
 class Fit(
-    PreFilterPlugin, VectorFilterPlugin, ResourceSumsFilterPlugin, PreScorePlugin, VectorScorePlugin, EnqueueExtensions
+    PreFilterPlugin,
+    VectorFilterPlugin,
+    ResourceSumsFilterPlugin,
+    PreScorePlugin,
+    SummableScorePlugin,
+    EnqueueExtensions,
 ):
     name = names.NODE_RESOURCES_FIT
 
@@ -459,6 +465,9 @@ class Fit(
 
     def score_all(self, state: CycleState, pod: PodInfo, snapshot: Snapshot, idx: np.ndarray) -> np.ndarray:
         return self.scorer.score_rows(snapshot, idx, self._pod_requests(state, pod))
+
+    def score_terms(self, state: CycleState, pod: PodInfo, snapshot: Snapshot) -> RowScore:
+        return self.scorer.row_score(snapshot, self._pod_requests(state, pod))
 
     # ------------------------------------------------------------ queueing
 

@@ -27,7 +27,7 @@ from kubesched.api.resources import (
     to_amounts,
 )
 from kubesched.config.types import ResourceSpec, UtilizationShapePoint
-from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.interface import MAX_NODE_SCORE, RowScore
 from kubesched.framework.snapshot import NARROW, Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.gocompat.gomath import go_round, go_round_array
@@ -237,11 +237,14 @@ class ResourceAllocationScorer:
     def score_rows(self, snap: Snapshot, idx: np.ndarray, pod_requests: Sequence[int]) -> np.ndarray:
         """score_vec over `idx`, kept per pod shape on the snapshot: a node's score depends on its row
         and the pod's requests only, so pods with the same requests recompute just the rows that changed."""
+        spec = self.row_score(snap, pod_requests)
+        return snap.row_scores(spec.key, spec.build, idx)
+
+    def row_score(self, snap: Snapshot, pod_requests: Sequence[int]) -> RowScore:
+        """These requests' scores as a function of a node's row: kept per pod shape (score_rows, the totals)."""
         requests = tuple(pod_requests)
-        return snap.row_scores(
-            (self, requests),
-            lambda: (self._one_row(requests), lambda rows: self.score_vec(snap, rows, requests)),
-            idx,
+        return RowScore(
+            (self, requests), lambda: (self._one_row(requests), lambda rows: self.score_vec(snap, rows, requests))
         )
 
     def _one_row(self, requests: tuple[int, ...]) -> Callable[[NodeInfo], int]:
