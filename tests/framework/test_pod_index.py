@@ -125,7 +125,30 @@ def _check_scores(snap: Snapshot, one_by_one: int, every: int) -> None:
     assert got.tolist() == [_score(nodes[i]) for i in idx.tolist()]
 
 
+def _odd_pods(ni: NodeInfo) -> int:
+    """0 on many rows: a row score whose non-zero rows the index counts (a filter's failure keys)."""
+    return len(ni.pods) % 2 * (1 + ni.requested.milli_cpu)
+
+
+def _check_nonzero(snap: Snapshot, one_by_one: int) -> None:
+    """row_scores_all's `nonzero` after its own syncs and after row_scores' partial ones on the same index."""
+    nodes = snap.nodes
+    many = lambda rows: np.array([_odd_pods(nodes[i]) for i in rows.tolist()], np.int64)  # noqa: E731
+    saved = RowScores.ONE_BY_ONE
+    RowScores.ONE_BY_ONE = one_by_one
+    try:
+        key = ("odd", one_by_one)
+        snap.row_scores(key, lambda: (_odd_pods, many), np.arange(0, len(nodes), 2, dtype=np.int64))
+        index = snap.row_scores_all(key, lambda: (_odd_pods, many))
+    finally:
+        RowScores.ONE_BY_ONE = saved
+    expected = [_odd_pods(ni) for ni in nodes]
+    assert index.values.tolist() == expected
+    assert index.nonzero == sum(1 for v in expected if v)
+
+
 CHECKS: dict[str, Callable[[Snapshot], None]] = {
+    **{f"nonzero/{k}": (lambda s, k=k: _check_nonzero(s, k)) for k in (0, 1, 16)},
     "counts": _check_counts,
     "keys": _check_keys,
     "rows": _check_rows,

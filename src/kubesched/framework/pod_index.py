@@ -249,7 +249,7 @@ class RowScores(_RowIndex):
     handful at a time one by one, more at once with `many`.
     """
 
-    __slots__ = ("many", "one", "values")
+    __slots__ = ("many", "nonzero", "one", "values")
 
     # Up to this many changed rows are recomputed one by one (cheaper than array passes over a few rows).
     ONE_BY_ONE = 16
@@ -259,6 +259,14 @@ class RowScores(_RowIndex):
         self.one = one
         self.many = many
         self.values = np.zeros(n, np.int64)
+        # How many values are not 0, kept as rows change: "does any node fail?" without a pass over them all.
+        self.nonzero = 0
+
+    def _set_many(self, rows: np.ndarray) -> None:
+        values = self.values
+        new = self.many(rows)
+        self.nonzero += int(np.count_nonzero(new)) - int(np.count_nonzero(values[rows]))
+        values[rows] = new
 
     def _refresh_few(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None) -> np.ndarray | None:
         """Recompute the stale rows one by one when they are few (usually the node the last pod changed);
@@ -273,8 +281,16 @@ class RowScores(_RowIndex):
         elif len(stale) > self.ONE_BY_ONE:
             return np.array(stale, np.int64)
         values, one = self.values, self.one
+        nonzero = self.nonzero
         for i in stale:
-            values[i] = one(nodes[i])
+            v = one(nodes[i])
+            if v:
+                if not values[i]:
+                    nonzero += 1
+            elif values[i]:
+                nonzero -= 1
+            values[i] = v
+        self.nonzero = nonzero
         self._synced(row_gen, stale, changes)
         return None
 
@@ -287,7 +303,7 @@ class RowScores(_RowIndex):
             gens = self.gens
             stale = idx[gens[idx] != row_gen[idx]]
             if len(stale):
-                self.values[stale] = self.many(stale)
+                self._set_many(stale)
                 gens[stale] = row_gen[stale]
         at: np.ndarray = self.values[idx]
         return at
@@ -296,6 +312,6 @@ class RowScores(_RowIndex):
         """Every node's value, up to date: the index's own array (read it, do not keep or write it)."""
         stale = self._refresh_few(nodes, row_gen, changes)
         if stale is not None:
-            self.values[stale] = self.many(stale)
+            self._set_many(stale)
             self._synced(row_gen, stale, changes)
         return self.values

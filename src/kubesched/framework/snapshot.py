@@ -316,10 +316,12 @@ class Snapshot:
         self,
         key: Hashable,
         build: Callable[[], tuple[Callable[[NodeInfo], int], Callable[[np.ndarray], np.ndarray]]],
-    ) -> np.ndarray:
-        """row_scores at every node: the index's own array (read it, do not keep or write it)."""
+    ) -> RowScores:
+        """row_scores at every node: the index itself, up to date (read its `values` and `nonzero`, do not keep
+        or write them)."""
         index = self._pod_index(key, lambda: RowScores(self.num_nodes, *build()))
-        return index.sync_all(self.nodes, self.row_gen, self.row_changes)
+        index.sync_all(self.nodes, self.row_gen, self.row_changes)
+        return index
 
     def _pod_index(self, key: Hashable, build: Callable[[], IndexT]) -> IndexT:
         indexes = self._pod_indexes

@@ -437,16 +437,17 @@ class Fit(
         if len(checked) > _PACKED_CHECKS:
             v = self._columns_verdicts(state, snapshot, None, None)
             return v if np.count_nonzero(v.failed) else None
-        keys = snapshot.row_scores_all(
+        index = snapshot.row_scores_all(
             (self.name, self, checked),
             lambda: (
                 lambda ni: _row_key(checked, ni),
                 lambda rows: self._columns_table(req, snapshot, rows, None)[1].keys(),
             ),
         )
-        failed = keys != 0
-        if not np.count_nonzero(failed):
+        if not index.nonzero:  # no node fails (kept as rows change: no pass over every node's key)
             return None
+        keys = index.values
+        failed = keys != 0
         table = _FitStatuses.packed(self.name, [name for name, _ in checked])
         return FilterVerdicts(failed, keys=keys.copy(), status_of_key=table.status_of_key)
 
