@@ -381,9 +381,13 @@ def test_post_filter_stops_at_success_or_unresolvable() -> None:
 # ---------------------------------------------------------------- Score
 
 
+def _over_every_node(env: Env, run: Callable[..., Any], state: CycleState | None = None) -> Any:
+    """A score pass (run_score_plugins, run_score_totals) of POD over every node."""
+    return run(state or CycleState(), POD, env.snapshot, np.arange(env.snapshot.num_nodes, dtype=np.int64))
+
+
 def _scores(env: Env, fw: Framework, state: CycleState | None = None):
-    idx = np.arange(env.snapshot.num_nodes, dtype=np.int64)
-    return fw.run_score_plugins(state or CycleState(), POD, env.snapshot, idx)
+    return _over_every_node(env, fw.run_score_plugins, state)
 
 
 def test_score_weights_multiply_each_plugins_scores() -> None:
@@ -456,8 +460,7 @@ class Sum(SummableScorePlugin):
 
 
 def _totals(env: Env, fw: Framework, state: CycleState | None = None):
-    idx = np.arange(env.snapshot.num_nodes, dtype=np.int64)
-    return fw.run_score_totals(state or CycleState(), POD, env.snapshot, idx)
+    return _over_every_node(env, fw.run_score_totals, state)
 
 
 def test_score_totals_sum_row_scores_and_uniform_scores_with_their_weights() -> None:
