@@ -53,8 +53,10 @@ class ScoreRun:
         self.vector = [pl if isinstance(pl, VectorScorePlugin) else None for pl in plugins]
         # The positions of the plugins with a NormalizeScore (ScoreExtensions() != nil upstream).
         self.normalizing = [k for k, pl in enumerate(plugins) if pl.has_normalize()]
-        # (plugin, weight) of each plugin when all of them can sum their scores without arrays; else None.
-        summable = [(pl, w) for pl, w in zip(plugins, self.weights.tolist(), strict=True)]
+        # (plugin, weight, has NormalizeScore) of each plugin when all of them can sum their scores without
+        # arrays (SummableScorePlugin); else None.
+        weights = self.weights.tolist()
+        summable = [(pl, w, pl.has_normalize()) for pl, w in zip(plugins, weights, strict=True)]
         self.summable = summable if all(isinstance(pl, SummableScorePlugin) for pl in plugins) else None
 
 
@@ -135,12 +137,12 @@ class ScorePasses:
         constant = 0
         rows: list[tuple[int, RowScore]] = []
         try:
-            for pl, weight in run.summable:
+            for pl, weight, normalizes in run.summable:
                 term = pl.score_terms(state, pod, snapshot)  # type: ignore[attr-defined]
                 if term is None:
                     return None
                 if term.__class__ is RowScore:
-                    if pl.has_normalize():
+                    if normalizes:
                         return None
                     rows.append((weight, term))
                 elif MIN_NODE_SCORE <= term <= MAX_NODE_SCORE:
@@ -149,7 +151,7 @@ class ScorePasses:
                     return None
             if not rows:
                 return np.full(len(idx), constant, np.int64)
-            key = ("score totals", tuple((w, t.key) for w, t in rows))
+            key = ("score totals", *[(w, t.key) for w, t in rows])
             totals = snapshot.row_scores(key, lambda: _weighted_sum(rows), idx)
         except Exception:  # noqa: BLE001 - run_score_plugins reports it, in upstream's words
             return None
