@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 from kubesched.errors import InputError
 
 from .curve import write_curves
 from .openb import NodeRow, PodRow, default_paths, read_nodes, read_pods
 from .policies import POLICIES
+from .pool import process_pool
 from .reference import PUBLISHED
 from .run import RunResult, policy, run
 
@@ -96,7 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             results.append(_one(job))
             _progress(args, results[-1])
     else:
-        with ProcessPoolExecutor(workers) as pool:
+        with process_pool(workers) as pool:
             for result in pool.map(_one, jobs):
                 results.append(result)
                 _progress(args, result)

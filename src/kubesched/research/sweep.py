@@ -27,7 +27,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +35,7 @@ from typing import Any
 from kubesched.errors import InputError
 
 from .grid import Cell, TraceData
+from .pool import process_pool
 from .run import run
 
 SWEEP_EXTRA = "pip install 'kubesched[sweep]'"
@@ -146,7 +147,7 @@ def _run_local(cells: list[Cell], traces: dict[str, TraceData], jobs: int, done:
         for cell in cells:
             done(run_cell(cell, traces[cell.trace]))
         return "1 process"
-    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(traces,)) as pool:
+    with process_pool(workers, initializer=_init_worker, initargs=(traces,)) as pool:
         pending: dict[Future[Outcome], Cell] = {pool.submit(_run_in_worker, c): c for c in cells}
         try:
             while pending:
