@@ -85,6 +85,8 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
         # False runs every plugin through its per-node reference methods (tests compare both paths).
         self.use_vector_paths = True
         self._score_runs: dict[frozenset[str], ScoreRun] = {}
+        # Set for good once a summed total met a score out of range (-1 in its row): totals are checked since.
+        self._totals_out_of_range = [False]
         self._filter_runs: dict[frozenset[str], tuple[list[FilterPlugin], list[VectorFilterPlugin | None]]] = {}
         self._pre_filter_ext = [
             (p, ext) for p in self.pre_filter_plugins if (ext := p.pre_filter_extensions()) is not None

@@ -69,6 +69,7 @@ class ScorePasses:
     use_vector_paths: bool
     # The Score plugins run, by the set of those PreScore skipped.
     _score_runs: dict[frozenset[str], ScoreRun]
+    _totals_out_of_range: list[bool]
 
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
@@ -151,14 +152,14 @@ class ScorePasses:
                     return None
             if not rows:
                 return np.full(len(idx), constant, np.int64)
-            key = ("score totals", *[(w, t.key) for w, t in rows])
-            totals = snapshot.row_scores(key, lambda: _weighted_sum(rows), idx)
+            # The constant is part of what is kept: pods alike add it once, not once per pod.
+            key = ("score totals", constant, *[(w, t.key) for w, t in rows])
+            flag = self._totals_out_of_range
+            totals = snapshot.row_scores(key, lambda: _weighted_sum(rows, constant, flag), idx)
         except Exception:  # noqa: BLE001 - run_score_plugins reports it, in upstream's words
             return None
-        if len(totals) and totals[totals.argmin()] < 0:
+        if flag[0] and len(totals) and totals[totals.argmin()] < 0:
             return None
-        if constant:
-            totals += constant
         return totals
 
     def _score(
@@ -186,28 +187,32 @@ class ScorePasses:
 
 
 def _weighted_sum(
-    rows: list[tuple[int, RowScore]],
+    rows: list[tuple[int, RowScore]], constant: int, out_of_range: list[bool]
 ) -> tuple[Callable[[NodeInfo], int], Callable[[np.ndarray], np.ndarray]]:
-    """one(node) and many(indices) of a weighted sum of row scores; -1 where some score is out of range."""
+    """one(node) and many(indices) of a weighted sum of row scores plus `constant`; -1 where some score is out
+    of range, which also sets out_of_range[0]."""
     parts = [(w, *t.build()) for w, t in rows]
 
     def one(ni: NodeInfo) -> int:
-        total = 0
+        total = constant
         for w, one_score, _ in parts:
             v = one_score(ni)
             if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE:
+                out_of_range[0] = True
                 return -1
             total += w * v
         return total
 
     def many(indices: np.ndarray) -> np.ndarray:
-        total = np.zeros(len(indices), np.int64)
+        total = np.full(len(indices), constant, np.int64)
         bad = np.zeros(len(indices), bool)
         for w, _, many_scores in parts:
             v = np.asarray(many_scores(indices), np.int64)
             bad |= (v < MIN_NODE_SCORE) | (v > MAX_NODE_SCORE)
             total += w * v
-        total[bad] = -1
+        if np.count_nonzero(bad):
+            out_of_range[0] = True
+            total[bad] = -1
         return total
 
     return one, many
