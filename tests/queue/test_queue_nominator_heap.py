@@ -144,3 +144,28 @@ def test_heap_equal_keys_pop_in_insertion_order(n: int) -> None:
     for i in range(n):
         h.add_or_update((f"p{i}", 0))
     assert [h.pop()[0] for _ in range(n)] == [f"p{i}" for i in range(n)]
+
+
+def test_a_flat_heap_orders_exactly_as_a_nested_one() -> None:
+    """Fixed-length tuple keys laid out flat in the entries (the activeQ with PrioritySort): the same pops,
+    peeks and contents as with the key nested, over random adds, updates, deletes and pops with many ties."""
+    import random
+
+    rng = random.Random(7)
+    key = lambda item: (item[1], item[2])  # noqa: E731
+    nested: KeyedHeap[tuple[str, int, float]] = KeyedHeap(key, lambda item: item[0])
+    flat: KeyedHeap[tuple[str, int, float]] = KeyedHeap(key, lambda item: item[0], flat=True)
+    for _ in range(3000):
+        op = rng.random()
+        if op < 0.55:
+            item = (f"p{rng.randrange(60)}", -rng.choice([0, 10, 100]), float(rng.randrange(4)))
+            nested.add_or_update(item)
+            flat.add_or_update(item)
+        elif op < 0.75:
+            name = f"p{rng.randrange(60)}"
+            assert nested.delete(name) == flat.delete(name)
+        else:
+            assert nested.pop() == flat.pop()
+        assert nested.peek() == flat.peek() and len(nested) == len(flat)
+    assert sorted(nested) == sorted(flat)
+    assert [nested.pop() for _ in range(len(nested))] == [flat.pop() for _ in range(len(flat))]

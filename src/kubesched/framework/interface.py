@@ -58,6 +58,10 @@ class PreEnqueuePlugin(Plugin):
 
 
 class QueueSortPlugin(Plugin):
+    # The length of every tuple sort_key returns, when it is always the same (the queue's heap then lays the
+    # key out flat in its entries); None when it varies or is not known.
+    sort_key_length: ClassVar[int | None] = None
+
     def less(self, a: Any, b: Any) -> bool:
         """True when queued pod `a` should be scheduled before `b`."""
         raise NotImplementedError

@@ -11,6 +11,7 @@ from kubesched.plugins import names
 
 class PrioritySort(QueueSortPlugin):
     name = names.PRIORITY_SORT
+    sort_key_length = 3
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         pa, pb = a.pod_info.priority, b.pod_info.priority

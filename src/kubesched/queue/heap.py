@@ -10,15 +10,23 @@ T = TypeVar("T")
 
 
 class KeyedHeap(Generic[T]):
-    """Items identified by `ident(item)`, ordered by `key(item)`; stale heap entries are skipped."""
+    """Items identified by `ident(item)`, ordered by `key(item)`; stale heap entries are skipped.
 
-    __slots__ = ("_counter", "_heap", "_ident", "_items", "_key")
+    An entry is (key, counter, item), or with `flat` (keys that are tuples of one length, e.g. PrioritySort's)
+    (*key, counter, item): one tuple comparison instead of two nested ones, on every step of every push and
+    pop. The counter orders equal keys by arrival and is unique, so items are never compared. An entry is
+    current while the item's ident maps to that very entry; a replaced or deleted one stays in the heap until
+    it surfaces, and is dropped then.
+    """
 
-    def __init__(self, key: Callable[[T], Any], ident: Callable[[T], str]) -> None:
-        self._heap: list[list[Any]] = []
-        self._items: dict[str, list[Any]] = {}
+    __slots__ = ("_counter", "_flat", "_heap", "_ident", "_items", "_key")
+
+    def __init__(self, key: Callable[[T], Any], ident: Callable[[T], str], flat: bool = False) -> None:
+        self._heap: list[tuple[Any, ...]] = []
+        self._items: dict[str, tuple[Any, ...]] = {}
         self._key = key
         self._ident = ident
+        self._flat = flat
         self._counter = 0
 
     def __len__(self) -> int:
@@ -29,43 +37,38 @@ class KeyedHeap(Generic[T]):
 
     def get(self, ident: str) -> T | None:
         e = self._items.get(ident)
-        return None if e is None else e[2]
+        return None if e is None else e[-1]  # type: ignore[no-any-return]
 
     def add_or_update(self, item: T) -> None:
-        ident = self._ident(item)
-        old = self._items.get(ident)
-        if old is not None:
-            old[3] = False
         self._counter += 1
-        entry = [self._key(item), self._counter, item, True]
-        self._items[ident] = entry
+        key = self._key(item)
+        entry = (*key, self._counter, item) if self._flat else (key, self._counter, item)
+        self._items[self._ident(item)] = entry
         heapq.heappush(self._heap, entry)
 
     def delete(self, ident: str) -> T | None:
         e = self._items.pop(ident, None)
-        if e is None:
-            return None
-        e[3] = False
-        item: T = e[2]
-        return item
+        return None if e is None else e[-1]  # type: ignore[no-any-return]
 
     def _clean(self) -> None:
-        h = self._heap
-        while h and not h[0][3]:
+        h, items, ident = self._heap, self._items, self._ident
+        while h and items.get(ident(h[0][-1])) is not h[0]:
             heapq.heappop(h)
 
     def peek(self) -> T | None:
         self._clean()
-        return self._heap[0][2] if self._heap else None
+        return self._heap[0][-1] if self._heap else None  # type: ignore[no-any-return]
 
     def pop(self) -> T | None:
-        self._clean()
-        if not self._heap:
-            return None
-        e = heapq.heappop(self._heap)
-        item: T = e[2]
-        del self._items[self._ident(item)]
-        return item
+        h, items, ident = self._heap, self._items, self._ident
+        while h:
+            e = heapq.heappop(h)
+            item: T = e[-1]
+            k = ident(item)
+            if items.get(k) is e:
+                del items[k]
+                return item
+        return None
 
     def __iter__(self) -> Iterator[T]:
-        return (e[2] for e in list(self._items.values()))
+        return (e[-1] for e in list(self._items.values()))

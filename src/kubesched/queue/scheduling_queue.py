@@ -138,7 +138,8 @@ class SchedulingQueue:
             wrap = cmp_to_key(cmp)
             self._active_key = wrap
         active_key = self._active_key
-        self.active_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(active_key, _uid)
+        flat = probe is not None and queue_sort.sort_key_length is not None
+        self.active_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(active_key, _uid, flat=flat)
         self.backoff_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(lambda q: (self._backoff_time(q), active_key(q)), _uid)
         self.error_backoff_q: KeyedHeap[QueuedPodInfo] = KeyedHeap(
             lambda q: (self._backoff_time(q), active_key(q)), _uid
