@@ -37,7 +37,7 @@ class KeyedHeap(Generic[T]):
 
     def get(self, ident: str) -> T | None:
         e = self._items.get(ident)
-        return None if e is None else e[-1]  # type: ignore[no-any-return]
+        return None if e is None else e[-1]
 
     def add_or_update(self, item: T) -> None:
         self._counter += 1
@@ -48,7 +48,7 @@ class KeyedHeap(Generic[T]):
 
     def delete(self, ident: str) -> T | None:
         e = self._items.pop(ident, None)
-        return None if e is None else e[-1]  # type: ignore[no-any-return]
+        return None if e is None else e[-1]
 
     def _clean(self) -> None:
         h, items, ident = self._heap, self._items, self._ident
@@ -57,7 +57,7 @@ class KeyedHeap(Generic[T]):
 
     def peek(self) -> T | None:
         self._clean()
-        return self._heap[0][-1] if self._heap else None  # type: ignore[no-any-return]
+        return self._heap[0][-1] if self._heap else None
 
     def pop(self) -> T | None:
         h, items, ident = self._heap, self._items, self._ident
