@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.scenario.yamlstream import second_core_idle
 from kubesched.simulate.generate import basic_cluster, to_yaml
 
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -80,13 +81,11 @@ BUDGETS = ((2000, 30_000, 500), (5000, 150_000, 1500))
 
 def _await_idle_core(limit: float = 180.0) -> None:
     """Wait (up to `limit` s) until the load average shows an idle core: the YAML reader forks its second process
-    only then (yamlstream._default_workers), and a run right after other benchmarks would otherwise time the
-    one-process reading of a busy machine."""
-    if not hasattr(os, "getloadavg"):
-        return
+    only then (yamlstream.second_core_idle), and a run right after other benchmarks would otherwise time the
+    one-process reading of a busy machine. (On one core there is nothing to wait for.)"""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     waited = 0.0
-    while cpus >= 2 and cpus - os.getloadavg()[0] < 0.75 and waited < limit:
+    while cpus >= 2 and not second_core_idle() and waited < limit:
         time.sleep(5)
         waited += 5
     if waited:

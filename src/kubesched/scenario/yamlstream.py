@@ -85,20 +85,23 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def _default_workers(text: str) -> int:
-    """2 for a large stream when this process may use two cores and one of them is idle: on a busy
-    machine a second reader only adds the cost of pickling. (The load average counts this process too
-    once it has been busy for a while: a long-running caller that wants the split asks for 2.)"""
-    if len(text) < PARALLEL_MIN_CHARS:
-        return 1
+def second_core_idle() -> bool:
+    """Whether this process may use two cores and the 1-minute load average leaves one of them idle."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if cpus < 2:
-        return 1
+        return False
     try:
         busy = os.getloadavg()[0]
     except OSError:
         busy = 0.0
-    return 2 if cpus - busy >= 0.75 else 1
+    return cpus - busy >= 0.75
+
+
+def _default_workers(text: str) -> int:
+    """2 for a large stream when a second core is idle: on a busy machine a second reader only adds the
+    cost of pickling. (The load average counts this process too once it has been busy for a while: a
+    long-running caller that wants the split asks for 2.)"""
+    return 2 if len(text) >= PARALLEL_MIN_CHARS and second_core_idle() else 1
 
 
 def _worker(text: str, start: int, end: int, conn: Connection) -> None:
