@@ -56,7 +56,7 @@ class ScoreRun:
         # (plugin, weight, has NormalizeScore) of each plugin when all of them can sum their scores without
         # arrays (SummableScorePlugin); else None.
         weights = self.weights.tolist()
-        summable = [(pl, w, pl.has_normalize()) for pl, w in zip(plugins, weights, strict=True)]
+        summable = [(pl, weights[k], k in self.normalizing) for k, pl in enumerate(plugins)]
         self.summable = summable if all(isinstance(pl, SummableScorePlugin) for pl in plugins) else None
 
 
