@@ -267,3 +267,21 @@ def test_program_output_is_whole_after_its_fast_exit(capsys: pytest.CaptureFixtu
         timeout=60,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error: no-such-file.yaml")
+
+
+def test_program_runs_no_collector_pass_when_it_exits_fast() -> None:
+    """simulate's program turns the cyclic collector off for the command: re-enabling it at the end would pass
+    over everything the simulation allocated, just before os._exit throws the heap away."""
+    probe = (
+        "import gc, sys\n"
+        "from kubesched import cli\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and sys.stderr.write('pass\\n'))\n"
+        "command = cli._run_command\n"
+        "cli._run_command = lambda args: sys.stderr.write('command\\n') and command(args)\n"
+        f"sys.argv = ['kubesched', 'simulate', {CLUSTER!r}]\n"
+        "cli.run()\n"
+    )
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "pod" in p.stdout.lower()
+    events = p.stderr.split()
+    assert "command" in events and "pass" not in events[events.index("command") :]
