@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast, overload
 
 import numpy as np
 
-from kubesched.api.int64 import wrap
+from kubesched.api.int64 import MAX_INT64, MIN_INT64, wrap
 from kubesched.framework.pod_index import CountIndex, KeyIndex, RowChanges, RowScores, RowValues, SumsIndex
 from kubesched.framework.types import NodeInfo, Resource
 
@@ -108,6 +108,8 @@ class NodeColumns:
         self.free_mem = np.zeros(n, np.int64)
         self.free_eph = np.zeros(n, np.int64)
         self.has_ports = np.zeros(n, bool)
+        # The allocatable each row was written from (see write_row).
+        self._alloc_of: list[Resource | None] = [None] * n
         # scalar resource name -> (allocatable, requested, has-allocatable-entry)
         self.scalar_alloc: dict[str, np.ndarray] = {}
         self.scalar_req: dict[str, np.ndarray] = {}
@@ -126,25 +128,32 @@ class NodeColumns:
         a, r, z = ni.allocatable, ni.requested, ni.non_zero_requested
         a_cpu, a_mem, a_eph = a.milli_cpu, a.memory, a.ephemeral_storage
         r_cpu, r_mem, r_eph = r.milli_cpu, r.memory, r.ephemeral_storage
-        self.alloc_cpu[i] = a_cpu
-        self.alloc_mem[i] = a_mem
-        self.alloc_eph[i] = a_eph
-        self.alloc_pods[i] = a.allowed_pod_number
+        alloc_of = self._alloc_of
+        if alloc_of[i] is not a:
+            # A NodeInfo's allocatable is replaced, never changed in place: a pod's change leaves it as written.
+            alloc_of[i] = a
+            self.alloc_cpu[i] = a_cpu
+            self.alloc_mem[i] = a_mem
+            self.alloc_eph[i] = a_eph
+            self.alloc_pods[i] = a.allowed_pod_number
+            if not (0 <= a_cpu < NARROW and 0 <= a_mem < NARROW and 0 <= a_eph < NARROW):
+                self.wide = True
         self.req_cpu[i] = r_cpu
         self.req_mem[i] = r_mem
         self.req_eph[i] = r_eph
         self.nz_cpu[i] = z.milli_cpu
         self.nz_mem[i] = z.memory
         self.pod_count[i] = len(ni.pods)
-        self.free_cpu[i] = wrap(a_cpu - r_cpu)
-        self.free_mem[i] = wrap(a_mem - r_mem)
-        self.free_eph[i] = wrap(a_eph - r_eph)
+        # Go's int64 subtraction (wrap) only where it can leave the range: both amounts are int64.
+        free = a_cpu - r_cpu
+        self.free_cpu[i] = free if MIN_INT64 <= free <= MAX_INT64 else wrap(free)
+        free = a_mem - r_mem
+        self.free_mem[i] = free if MIN_INT64 <= free <= MAX_INT64 else wrap(free)
+        free = a_eph - r_eph
+        self.free_eph[i] = free if MIN_INT64 <= free <= MAX_INT64 else wrap(free)
         self.has_ports[i] = bool(ni.used_ports)
         if not self.wide and not (
-            0 <= a_cpu < NARROW
-            and 0 <= a_mem < NARROW
-            and 0 <= a_eph < NARROW
-            and 0 <= r_cpu < NARROW
+            0 <= r_cpu < NARROW
             and 0 <= r_mem < NARROW
             and 0 <= r_eph < NARROW
             and 0 <= z.milli_cpu < NARROW
@@ -236,10 +245,12 @@ class Snapshot:
         return self._affinity_lists
 
     def _track_affinity(self, i: int, ni: NodeInfo) -> None:
-        for members, has in (
-            (self._with_affinity, bool(ni.pods_with_affinity)),
-            (self._with_anti_affinity, bool(ni.pods_with_required_anti_affinity)),
-        ):
+        has_affinity = bool(ni.pods_with_affinity)
+        has_anti_affinity = bool(ni.pods_with_required_anti_affinity)
+        with_affinity, with_anti_affinity = self._with_affinity, self._with_anti_affinity
+        if has_affinity == (i in with_affinity) and has_anti_affinity == (i in with_anti_affinity):
+            return  # the usual row: no change to either list
+        for members, has in ((with_affinity, has_affinity), (with_anti_affinity, has_anti_affinity)):
             if has != (i in members):
                 if has:
                     members.add(i)

@@ -188,7 +188,10 @@ class SchedulingCycle(SchedulingAlgorithm, BindingCycle, FailureHandler):
 
         # Assume: the pod counts on the node from now on.
         assumed = pod.derive(_with_node(pod.pod, result.suggested_host))
-        assumed_qpi = _requeued(qpi, assumed)
+        # Upstream assumes a copy of the queued pod; nothing reads the popped one after this cycle (the queue
+        # holds it no more, a failure requeues the assumed one), so it carries the assumed pod itself.
+        qpi.pod_info = assumed
+        assumed_qpi = qpi
         try:
             self.cache.assume_pod(assumed, result.suggested_host)
         except CacheError as err:
@@ -246,13 +249,3 @@ class SchedulingCycle(SchedulingAlgorithm, BindingCycle, FailureHandler):
 
 def _with_node(pod: Pod, node: str) -> Pod:
     return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
-
-
-def _requeued(qpi: QueuedPodInfo, pi: PodInfo) -> QueuedPodInfo:
-    """A copy of the queued pod carrying another PodInfo (the assumed one)."""
-    c = QueuedPodInfo(pi, qpi.timestamp, qpi.seq)
-    c.initial_attempt_timestamp = qpi.initial_attempt_timestamp
-    c.attempts = qpi.attempts
-    c.unschedulable_count = qpi.unschedulable_count
-    c.consecutive_errors_count = qpi.consecutive_errors_count
-    return c

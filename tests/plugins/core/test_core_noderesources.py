@@ -555,6 +555,32 @@ def test_scorer_non_zero_requests_with_pod_level_resources() -> None:
     ]
 
 
+def test_scorer_keeps_the_last_pod_shape_only_for_pods_alike() -> None:
+    """pod_requests and row_score reuse the last answer for replicas (one requests object), never for a pod whose
+    requests differ, whatever the order the shapes come in."""
+
+    def pod(name: str, cpu: str, mem: str | None = None) -> PodInfo:
+        req = {"cpu": cpu, **({"memory": mem} if mem else {})}
+        return PodInfo(
+            make_pod(name, spec={"containers": [{"name": "c", "image": "i", "resources": {"requests": req}}]})
+        )
+
+    small, big, small2 = pod("a", "100m", "1Gi"), pod("b", "2", "1Gi"), pod("c", "100m", "1Gi")
+    no_memory = pod("d", "100m")
+    assert small.requests is small2.requests  # replicas share it (pod_resources)
+    scorer = ResourceAllocationScorer(LEAST_ALLOCATED, DEFAULT, use_requested=False)
+    snap = Env(nodes=[make_node("n")]).snapshot
+    seen = []
+    for pi in (small, small2, big, small, no_memory, small, no_memory):
+        reqs = scorer.pod_requests(pi)
+        seen.append(reqs)
+        assert scorer.row_score(snap, reqs).key == (scorer, tuple(reqs))
+    small_req, big_req, no_memory_req = [100, 2**30], [2000, 2**30], [100, 200 * 2**20]
+    assert seen == [small_req, small_req, big_req, small_req, no_memory_req, small_req, no_memory_req]
+    assert seen[1] is seen[0]  # replicas one after the other: the same list
+    assert scorer.row_score(snap, seen[5]) is scorer.row_score(snap, seen[5])
+
+
 # ---------------------------------------------------------------- queueing hints
 
 

@@ -42,7 +42,7 @@ class ScoreRun:
     Kept per skipped set: pods alike skip alike, and these do not change once the profile is built.
     """
 
-    __slots__ = ("names", "normalizing", "plugins", "summable", "vector", "weights")
+    __slots__ = ("_last_totals", "names", "normalizing", "plugins", "summable", "vector", "weights")
 
     def __init__(self, plugins: list[ScorePlugin], score_weights: Mapping[str, int]) -> None:
         self.plugins = plugins
@@ -58,6 +58,22 @@ class ScoreRun:
         weights = self.weights.tolist()
         summable = [(pl, weights[k], k in self.normalizing) for k, pl in enumerate(plugins)]
         self.summable = summable if all(isinstance(pl, SummableScorePlugin) for pl in plugins) else None
+        # The last totals key with the constant and RowScores it was made of (see totals_key).
+        self._last_totals: tuple[int, list[RowScore], tuple[Any, ...]] | None = None
+
+    def totals_key(self, constant: int, rows: list[tuple[int, RowScore]]) -> tuple[Any, ...]:
+        """The row-score key of these weighted terms' sum plus `constant`. The plugins hand pods alike the same
+        RowScore objects: then the last key is the answer (no nested tuple built and hashed per pod)."""
+        last = self._last_totals
+        if last is not None and last[0] == constant and len(last[1]) == len(rows):
+            for (_, term), seen in zip(rows, last[1], strict=True):
+                if term is not seen:
+                    break
+            else:
+                return last[2]
+        key = ("score totals", constant, *[(w, t.key) for w, t in rows])
+        self._last_totals = (constant, [t for _, t in rows], key)
+        return key
 
 
 class ScorePasses:
@@ -153,7 +169,7 @@ class ScorePasses:
             if not rows:
                 return np.full(len(idx), constant, np.int64)
             # The constant is part of what is kept: pods alike add it once, not once per pod.
-            key = ("score totals", constant, *[(w, t.key) for w, t in rows])
+            key = run.totals_key(constant, rows)
             flag = self._totals_out_of_range
             totals = snapshot.row_scores(key, lambda: _weighted_sum(rows, constant, flag), idx)
         except Exception:  # noqa: BLE001 - run_score_plugins reports it, in upstream's words

@@ -29,7 +29,7 @@ from kubesched.api.resources import (
 from kubesched.config.types import ResourceSpec, UtilizationShapePoint
 from kubesched.framework.interface import MAX_NODE_SCORE, RowScore
 from kubesched.framework.snapshot import NARROW, Snapshot
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo, Resource
 from kubesched.gocompat.gomath import go_round, go_round_array
 
 MAX_UTILIZATION = 100
@@ -144,11 +144,27 @@ class ResourceAllocationScorer:
         if strategy == REQUESTED_TO_CAPACITY_RATIO:
             scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
             self.shape = BrokenLinear([(p.utilization, p.score * scale) for p in (shape or [])])
+        # The last pod shape's request list and RowScore: replicas share their requests object (pod_resources),
+        # so consecutive pods alike reuse both (read-only) instead of rebuilding them.
+        self._last_requests: tuple[Resource, int, int, list[int]] | None = None
+        self._last_row_score: tuple[Snapshot, Sequence[int], RowScore] | None = None
 
     # ------------------------------------------------------------ inputs
 
     def pod_requests(self, pod: PodInfo) -> list[int]:
-        """calculatePodResourceRequestList: non-zero defaults for cpu/memory unless use_requested."""
+        """calculatePodResourceRequestList: non-zero defaults for cpu/memory unless use_requested (a list shared
+        by pods alike: read it, do not change it)."""
+        req = pod.requests
+        last = self._last_requests
+        # The requests object stands for the pod's whole resource spec (pod_resources keys it so), pod-level
+        # requests included; the non-zero amounts come with it.
+        if last is not None and last[0] is req and last[1] == pod.non0_cpu and last[2] == pod.non0_mem:
+            return last[3]
+        out = self._pod_requests(pod)
+        self._last_requests = (req, pod.non0_cpu, pod.non0_mem, out)
+        return out
+
+    def _pod_requests(self, pod: PodInfo) -> list[int]:
         req = pod.requests
         if self.use_requested:
             non0_cpu, non0_mem = req.milli_cpu, req.memory
@@ -241,11 +257,17 @@ class ResourceAllocationScorer:
         return snap.row_scores(spec.key, spec.build, idx)
 
     def row_score(self, snap: Snapshot, pod_requests: Sequence[int]) -> RowScore:
-        """These requests' scores as a function of a node's row: kept per pod shape (score_rows, the totals)."""
+        """These requests' scores as a function of a node's row: kept per pod shape (score_rows, the totals).
+        Pods alike pass the same list (pod_requests): the last one's RowScore is reused."""
+        last = self._last_row_score
+        if last is not None and last[1] is pod_requests and last[0] is snap:
+            return last[2]
         requests = tuple(pod_requests)
-        return RowScore(
+        rs = RowScore(
             (self, requests), lambda: (self._one_row(requests), lambda rows: self.score_vec(snap, rows, requests))
         )
+        self._last_row_score = (snap, pod_requests, rs)
+        return rs
 
     def _one_row(self, requests: tuple[int, ...]) -> Callable[[NodeInfo], int]:
         """`score` of one node for these requests: for cpu and memory with positive weights, the arithmetic

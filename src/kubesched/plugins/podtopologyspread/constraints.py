@@ -212,13 +212,15 @@ def default_selector(pod: Pod, lister: Any) -> Selector:
     """
     ns = pod.metadata.namespace
     pod_labels = pod.metadata.labels
+    refs = pod.metadata.owner_references
+    if not pod_labels and not refs:
+        return _NO_REQUIREMENTS  # no Service selects a pod without labels (selectors are never empty here)
     label_set: dict[str, str] = {}
     for svc in lister("Service").list():
         if svc.metadata.namespace != ns or not svc.spec.selector:
             continue
         if all(pod_labels.get(k) == v for k, v in svc.spec.selector.items()):
             label_set.update(svc.spec.selector)
-    refs = pod.metadata.owner_references
     owner = next((o for o in refs if o.controller), None) if refs else None
     if not label_set and owner is None:
         return _NO_REQUIREMENTS
