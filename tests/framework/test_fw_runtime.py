@@ -146,6 +146,40 @@ def test_pre_filter_skip_records_the_plugin_to_skip_at_filter() -> None:
     assert b.calls == 1
 
 
+def test_pre_filter_skip_sets_follow_each_pod() -> None:
+    """The skipped set is the plugins that skipped this pod, whatever earlier pods skipped; pods that skip alike
+    share one set object; a stop keeps what skipped before it."""
+
+    class Picky(PreFilterPlugin):
+        """Skips the pods whose name lists it ("A-C": A and C skip); Stop stops the pods named "...-stop"."""
+
+        def __init__(self, name: str) -> None:
+            self.name = name  # type: ignore[misc]
+
+        def pre_filter(self, state, pod, nodes):
+            parts = pod.name.split("-")
+            if self.name == "Stop" and "stop" in parts:
+                return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "no")
+            return None, (Status(Code.SKIP) if self.name in parts else None)
+
+    env = _env()
+    fw = _fw(env, preFilter=[Picky("A"), Picky("B"), Picky("Stop"), Picky("C")])
+    seen: dict[frozenset[str], frozenset[str]] = {}
+    for name, want in [
+        ("A-C", {"A", "C"}),
+        ("B", {"B"}),
+        ("x", set()),
+        ("A-B-C", {"A", "B", "C"}),
+        ("C-A", {"A", "C"}),
+        ("x-stop", set()),
+        ("A-C-stop", {"A"}),
+    ]:
+        state = CycleState()
+        fw.run_pre_filter_plugins(state, PodInfo(make_pod(name, "100m")), env.snapshot.nodes)
+        assert state.skip_filter_plugins == frozenset(want), name
+        assert seen.setdefault(frozenset(want), state.skip_filter_plugins) is state.skip_filter_plugins
+
+
 def test_skipped_plugins_filter_is_not_run() -> None:
     env = _env()
     f = F("A", _no("A"))

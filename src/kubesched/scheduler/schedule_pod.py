@@ -244,6 +244,6 @@ class SchedulingAlgorithm:
 
         Returns the host and the positions (in `names`) of all nodes sharing the top score.
         """
-        tied_idx = (totals == totals.max()).nonzero()[0]
+        tied_idx = (totals == totals[totals.argmax()]).nonzero()[0]  # (argmax: C all the way, unlike max())
         n = len(tied_idx)
         return str(names[int(tied_idx[0] if n == 1 else tied_idx[self.rng.randrange(n)])]), tied_idx

@@ -40,6 +40,7 @@ from kubesched.framework.runtime.binding_points import BindingPoints
 from kubesched.framework.runtime.filter_passes import FilterPasses
 from kubesched.framework.runtime.plugin_failures import plugin_raised
 from kubesched.framework.runtime.score_passes import ScorePasses, ScoreRun
+from kubesched.framework.runtime.skip_sets import SkipSets
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.framework.waiting_pods import WaitingPods
@@ -91,6 +92,11 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
         self._pre_filter_ext = [
             (p, ext) for p in self.pre_filter_plugins if (ext := p.pre_filter_extensions()) is not None
         ]
+        # Each PreFilter / PreScore plugin with its bit in the skipped set's mask (see skip_sets).
+        self._pre_filter_bits = [(p, 1 << k) for k, p in enumerate(self.pre_filter_plugins)]
+        self._pre_filter_skips = SkipSets([p.name for p in self.pre_filter_plugins])
+        self._pre_score_bits = [(p, 1 << k) for k, p in enumerate(self.pre_score_plugins)]
+        self._pre_score_skips = SkipSets([p.name for p in self.pre_score_plugins])
 
     # ------------------------------------------------------------ queue
 
@@ -114,12 +120,12 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
     def run_pre_filter_plugins(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
-        skip: set[str] = set()
+        skip = 0
         result: PreFilterResult | None = None
         plugins_with_nodes: list[str] = []
         return_status: Status | None = None
         try:
-            for pl in self.pre_filter_plugins:
+            for pl, bit in self._pre_filter_bits:
                 try:
                     r, s = pl.pre_filter(state, pod, nodes)
                 except Exception as err:  # noqa: BLE001
@@ -127,7 +133,7 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
                 # (Most plugins answer None or SKIP: one test each, the code read once.)
                 code = s.code if s is not None else SUCCESS
                 if code == SKIP_CODE:
-                    skip.add(pl.name)
+                    skip |= bit
                     continue
                 if code != SUCCESS:
                     assert s is not None
@@ -155,7 +161,7 @@ class Framework(FilterPasses, ScorePasses, BindingPoints):
                         return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(plugins_with_nodes)
             return result, return_status, set(plugins_with_nodes)
         finally:
-            state.skip_filter_plugins = frozenset(skip)
+            state.skip_filter_plugins = self._pre_filter_skips.of(skip)
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo

@@ -25,6 +25,7 @@ from kubesched.framework.interface import (
     VectorScorePlugin,
 )
 from kubesched.framework.runtime.plugin_failures import plugin_raised, score_failed
+from kubesched.framework.runtime.skip_sets import SkipSets
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.gocompat.strconv import go_quote
@@ -85,15 +86,17 @@ class ScorePasses:
     use_vector_paths: bool
     # The Score plugins run, by the set of those PreScore skipped.
     _score_runs: dict[frozenset[str], ScoreRun]
+    _pre_score_bits: list[tuple[PreScorePlugin, int]]
+    _pre_score_skips: SkipSets
     _totals_out_of_range: list[bool]
 
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
 
     def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        skip: set[str] = set()
+        skip = 0
         try:
-            for pl in self.pre_score_plugins:
+            for pl, bit in self._pre_score_bits:
                 try:
                     s = pl.pre_score(state, pod, nodes)
                 except Exception as err:  # noqa: BLE001
@@ -102,12 +105,12 @@ class ScorePasses:
                     continue
                 code = s.code
                 if code == _SKIP:
-                    skip.add(pl.name)
+                    skip |= bit
                 elif code != _SUCCESS:
                     return Status.as_error(f"running PreScore plugin {go_quote(pl.name)}: {s.message()}")
             return None
         finally:
-            state.skip_score_plugins = frozenset(skip)
+            state.skip_score_plugins = self._pre_score_skips.of(skip)
 
     def _score_run(self, skip: frozenset[str]) -> ScoreRun:
         run = self._score_runs.get(skip)
