@@ -99,6 +99,12 @@ def test_read_missing_key_raises_not_found() -> None:
     assert state.get("x", 3) == 3
 
 
+def test_a_state_is_an_object_not_a_value() -> None:
+    """Equal only to itself, hashable and true even when empty, as any state object (it is a dict inside)."""
+    a, b = CycleState(), CycleState()
+    assert a != b and a == a and bool(a) and len({a, b}) == 2
+
+
 def test_write_read_delete() -> None:
     state = CycleState()
     d = _Data(1)

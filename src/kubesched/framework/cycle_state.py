@@ -25,38 +25,47 @@ class NotFoundError(KeyError):
         return "not found"
 
 
-class CycleState:
-    """Plugin state keyed by name (prefix keys with the plugin name to avoid clashes)."""
+class CycleState(dict[str, Any]):
+    """Plugin state keyed by name (prefix keys with the plugin name to avoid clashes).
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    A dict itself: read, get and write are its own methods (C calls; a cycle makes a score of them).
+    """
+
+    __slots__ = ("record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
-        self._data: dict[str, Any] = {}
+        super().__init__()
         self.skip_filter_plugins: frozenset[str] = frozenset()
         self.skip_score_plugins: frozenset[str] = frozenset()
         self.record_plugin_metrics = False
 
-    def read(self, key: str) -> Any:
-        try:
-            return self._data[key]
-        except KeyError:
-            raise NotFoundError(key) from None
+    def __missing__(self, key: str) -> Any:
+        raise NotFoundError(key)
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._data.get(key, default)
-
-    def write(self, key: str, value: Any) -> None:
-        self._data[key] = value
+    # read(key): the value, else NotFoundError (through __missing__); get(key, default); write(key, value).
+    read = dict.__getitem__
+    write = dict.__setitem__
 
     def delete(self, key: str) -> None:
-        self._data.pop(key, None)
+        self.pop(key, None)
 
     def clone(self) -> CycleState:
         c = CycleState()
-        for k, v in self._data.items():
+        for k, v in self.items():
             clone = getattr(v, "clone", None)
-            c._data[k] = clone() if clone is not None else v
+            c[k] = clone() if clone is not None else v
         c.skip_filter_plugins = self.skip_filter_plugins
         c.skip_score_plugins = self.skip_score_plugins
         c.record_plugin_metrics = self.record_plugin_metrics
         return c
+
+    # Identity, as any state object: a dict's contents comparison and unhashability are not wanted here.
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__  # type: ignore[assignment]
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"CycleState({dict.__repr__(self)})"
