@@ -340,12 +340,16 @@ class QueuedPodInfo:
         "pod_info",
         "seq",
         "timestamp",
+        "uid",
         "unschedulable_count",
         "unschedulable_plugins",
     )
 
     def __init__(self, pod_info: PodInfo, timestamp: float, seq: int) -> None:
         self.pod_info = pod_info
+        # The pod's uid: `pod_info` is replaced only by newer objects of the same pod (an attribute, not a
+        # property: the queue's heaps key every entry by it).
+        self.uid = pod_info.uid
         self.timestamp = timestamp
         self.initial_attempt_timestamp: float | None = None
         self.attempts = 0
@@ -361,10 +365,6 @@ class QueuedPodInfo:
     @property
     def pod(self) -> Pod:
         return self.pod_info.pod
-
-    @property
-    def uid(self) -> str:
-        return self.pod_info.uid
 
     def gated(self) -> bool:
         return bool(self.gating_plugin)

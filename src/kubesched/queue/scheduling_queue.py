@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import operator
 from collections.abc import Callable, Iterable
 from functools import cmp_to_key
 from typing import Any
@@ -482,5 +483,5 @@ class SchedulingQueue:
         return self.unschedulable.get(uid)
 
 
-def _uid(q: QueuedPodInfo) -> str:
-    return q.pod_info.uid
+# The heaps' identity of an entry: its pod's uid.
+_uid = operator.attrgetter("uid")
