@@ -109,7 +109,8 @@ class Cache:
                 self._remove_from_node(st.info, st.node)
                 self._add_to_node(pi, node)
             self.assumed.discard(pi.uid)
-            self.pod_states[pi.uid] = _PodState(pi, node)
+            # A fresh state (no deadline, binding not pending), in the assumed one's place.
+            st.info, st.node, st.deadline, st.binding_finished = pi, node, None, False
             return
         if st is not None:
             raise CacheError(f"pod {pi.key} was already in added state")

@@ -241,33 +241,38 @@ class NodeInfo:
         return True
 
     def _update(self, pi: PodInfo, sign: int) -> None:
-        self.requested.add(pi.requests, sign)
-        ps = self.priority_sums.get(pi.priority)
+        req = pi.requests
+        self.requested.add(req, sign)
+        sums = self.priority_sums
+        ps = sums.get(pi.priority)
         if ps is None:
-            ps = self.priority_sums[pi.priority] = [Resource(), 0]
-        ps[0].add(pi.requests, sign)
+            ps = sums[pi.priority] = [Resource(), 0]
+        ps[0].add(req, sign)
         ps[1] += sign
         if ps[1] == 0:
-            del self.priority_sums[pi.priority]
+            del sums[pi.priority]
         nz = self.non_zero_requested
         nz.milli_cpu = wrap(nz.milli_cpu + sign * pi.non0_cpu)
         nz.memory = wrap(nz.memory + sign * pi.non0_mem)
-        ports = self.used_ports
-        for ip, proto, port in pi.host_ports:
-            if sign > 0:
-                ports.add(ip, proto, port)
-            else:
-                ports.remove(ip, proto, port)
-        ns = pi.namespace
-        for v in pi.pod.spec.volumes:
-            if v.persistent_volume_claim is not None:
-                key = f"{ns}/{v.persistent_volume_claim.claim_name}"
-                n = self.pvc_ref_counts.get(key, 0) + sign
-                if n > 0:
-                    self.pvc_ref_counts[key] = n
+        if pi.host_ports:
+            ports = self.used_ports
+            for ip, proto, port in pi.host_ports:
+                if sign > 0:
+                    ports.add(ip, proto, port)
                 else:
-                    self.pvc_ref_counts.pop(key, None)
-        self.generation = next_generation()
+                    ports.remove(ip, proto, port)
+        volumes = pi.pod.spec.volumes
+        if volumes:
+            ns = pi.namespace
+            for v in volumes:
+                if v.persistent_volume_claim is not None:
+                    key = f"{ns}/{v.persistent_volume_claim.claim_name}"
+                    n = self.pvc_ref_counts.get(key, 0) + sign
+                    if n > 0:
+                        self.pvc_ref_counts[key] = n
+                    else:
+                        self.pvc_ref_counts.pop(key, None)
+        self.generation = next(_generation)
 
     def lower_priority_sums(self, priority: int) -> tuple[Resource, int]:
         """Summed requests and number of this node's pods with priority below `priority`."""
