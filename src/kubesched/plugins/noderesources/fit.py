@@ -8,13 +8,13 @@ Score: LeastAllocated (default), MostAllocated or RequestedToCapacityRatio.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from kubesched.api.core import Node, Pod
-from kubesched.api.int64 import wrap
+from kubesched.api.int64 import MAX_INT64, MIN_INT64, wrap
 from kubesched.api.resources import is_extended_resource_name, is_scalar_resource_name
 from kubesched.config.types import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
 from kubesched.framework.cycle_state import CycleState
@@ -84,7 +84,7 @@ class _FitStatuses:
 
     @classmethod
     def packed(cls, plugin: str, names: list[str]) -> _FitStatuses:
-        """The statuses of packed keys computed elsewhere (_row_key)."""
+        """The statuses of packed keys computed elsewhere (_row_key_of)."""
         return cls(plugin, None, [], None, names)
 
     def keys(self) -> np.ndarray:
@@ -126,16 +126,33 @@ class _FitStatuses:
         return st
 
 
-def _row_key(checked: tuple[tuple[str, int], ...], ni: NodeInfo) -> int:
-    """_FitStatuses' packed key of one node, from its NodeInfo (fitsRequest's comparisons, Go's int64)."""
-    alloc, used = ni.allocatable, ni.requested
-    key = 1 if len(ni.pods) >= alloc.allowed_pod_number else 0
-    for j, (name, q) in enumerate(checked):
-        a = alloc.get(name)
-        if q > wrap(a - used.get(name)):
-            key |= 1 << (2 * j + 1)
-            if q > a:
-                key |= 1 << (2 * j + 2)
+# The Resource attribute of each native resource fitsRequest compares (any other name is a scalar resource).
+_ATTRS = {"cpu": "milli_cpu", "memory": "memory", "ephemeral-storage": "ephemeral_storage"}
+
+
+def _row_key_of(checked: tuple[tuple[str, int], ...]) -> Callable[[NodeInfo], int]:
+    """_FitStatuses' packed key of one node from its NodeInfo (fitsRequest's comparisons, Go's int64), for
+    this request: what each resource is read as is settled once here, not once per node."""
+    fields = [(_ATTRS.get(name), name, q, 1 << (2 * j + 1), 1 << (2 * j + 2)) for j, (name, q) in enumerate(checked)]
+
+    def key(ni: NodeInfo) -> int:
+        alloc, used = ni.allocatable, ni.requested
+        k = 1 if len(ni.pods) >= alloc.allowed_pod_number else 0
+        for attr, name, q, over, beyond in fields:
+            if attr is not None:
+                a = getattr(alloc, attr)
+                free = a - getattr(used, attr)
+            else:
+                a = alloc.scalar.get(name, 0)
+                free = a - used.scalar.get(name, 0)
+            if not MIN_INT64 <= free <= MAX_INT64:
+                free = wrap(free)
+            if q > free:
+                k |= over
+                if q > a:
+                    k |= beyond
+        return k
+
     return key
 
 
@@ -440,7 +457,7 @@ class Fit(
         index = snapshot.row_scores_all(
             (self.name, self, checked),
             lambda: (
-                lambda ni: _row_key(checked, ni),
+                _row_key_of(checked),
                 lambda rows: self._columns_table(req, snapshot, rows, None)[1].keys(),
             ),
         )
