@@ -62,6 +62,16 @@ class RowChanges:
         self.serial += 1
         self._log.clear()
 
+    def one_row_since(self, serial: int) -> int:
+        """The row, when exactly one refresh came after `serial` and it rewrote that one row (a cycle's usual
+        change: the node the last pod went to); else -1."""
+        if serial < 0 or serial + 1 != self.serial:
+            return -1
+        last = self._log[-1] if self._log else None
+        if last is None or last[0] != self.serial or len(last[1]) != 1:
+            return -1
+        return last[1][0]
+
     def since(self, serial: int) -> list[int] | None:
         """The rows rewritten after `serial` (repeats possible), or None when that is no longer known."""
         if serial == self.serial:
@@ -271,6 +281,25 @@ class RowScores(_RowIndex):
     def _refresh_few(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None) -> np.ndarray | None:
         """Recompute the stale rows one by one when they are few (usually the node the last pod changed);
         when there are more, recompute nothing and return them."""
+        if changes is not None:
+            if changes.serial == self.serial:
+                return None  # nothing rewritten since the last look
+            i = changes.one_row_since(self.serial)
+            if i >= 0:
+                # The usual cycle, written out: one row rewritten since the last look.
+                gen = row_gen.item(i)
+                if self.gens.item(i) != gen:
+                    values = self.values
+                    v = self.one(nodes[i])
+                    if v:
+                        if not values[i]:
+                            self.nonzero += 1
+                    elif values[i]:
+                        self.nonzero -= 1
+                    values[i] = v
+                    self.gens[i] = gen
+                self.serial = changes.serial
+                return None
         stale = self._listed(row_gen, changes)
         if stale is None:
             # Rows outside the `idx` of earlier syncs may stay stale for long: compare them all, as an array.
