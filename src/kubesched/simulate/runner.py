@@ -350,21 +350,26 @@ class Simulation:
 
     def outcomes(self) -> Iterator[PodOutcome]:
         """Each pending pod's outcome, in the scenario's order, one at a time (a writer streams them)."""
+        pods: dict[str, Any] = self.cluster.store.objects.get("Pod", {})
+        # A recorder that keeps no pod's scores has none to attach (the table's run): not asked pod by pod.
+        scored = self.recorder.keep_scores is not False
         for m in self.scenario.pending_pods():
-            o = self._outcome(m)
+            o = self._outcome(m, pods, scored)
             o.workload = m.workload
-            if o.attempt is not None:
-                o.attempts = o.attempt.number
-                if o.node is not None and o.attempt.node == o.node:
-                    o.score = o.attempt.score
+            attempt = o.attempt
+            if attempt is not None:
+                o.attempts = attempt.number
+                if o.node is not None and attempt.node == o.node:
+                    o.score = attempt.score
             yield o
 
-    def _outcome(self, m: Manifest) -> PodOutcome:
+    def _outcome(self, m: Manifest, pods: dict[str, Any], scored: bool) -> PodOutcome:
+        """`pods`: the store's pods by key; `scored`: whether attempts may carry scores to attach."""
         key = _key(m)
         if key not in self._created:
             why = f"not created: its StatefulSet creates it once {m.after} is running (OrderedReady)"
             return PodOutcome(key, None, "Pending", None, why)
-        pod = self.cluster.store.find("Pod", key)
+        pod = pods.get(key)
         attempt = self.recorder.attempts.get(key)
         if pod is None:
             # Only preemption deletes pods in a simulation: the pod ran, then was evicted. Upstream
@@ -374,19 +379,25 @@ class Simulation:
             nominated = (last.status.nominated_node_name or None) if last is not None else None
             node = attempt.node if attempt is not None and attempt.node else None
             o = PodOutcome(key, node, "Deleted", nominated, None, attempt=attempt)
-            self._attach_scores(o, attempt)
+            if scored:
+                self._attach_scores(o, attempt)
             return o
-        nominated = pod.status.nominated_node_name or None
-        cond = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
+        status = pod.status
+        nominated = status.nominated_node_name or None
         if pod.spec.node_name:
             o = PodOutcome(key, pod.spec.node_name, "Scheduled", nominated, None, attempt=attempt)
-            self._attach_scores(o, attempt)
-        elif cond is None:
-            o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
-        elif cond.reason == "SchedulingGated":
-            o = PodOutcome(key, None, "SchedulingGated", nominated, cond.message, attempt=attempt)
+            if scored:
+                self._attach_scores(o, attempt)
         else:
-            o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
+            for cond in status.conditions:
+                if cond.type == "PodScheduled":
+                    if cond.reason == "SchedulingGated":
+                        o = PodOutcome(key, None, "SchedulingGated", nominated, cond.message, attempt=attempt)
+                    else:
+                        o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
+                    break
+            else:
+                o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
         o.victims = self.victims.get(key, 0)
         return o
 
