@@ -8,7 +8,6 @@ manifest loaded from YAML looks as it would after `kubectl apply`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import msgspec
 
@@ -58,19 +57,22 @@ def _default_requirements(r: ResourceRequirements) -> ResourceRequirements:
 
 
 def _default_container(c: Container, host_network: bool) -> Container:
-    changes: dict[str, Any] = {}
-    res = _default_requirements(c.resources)
-    if res is not c.resources:
-        changes["resources"] = res
-    if c.ports:
-        if host_network and any(p.host_port == 0 for p in c.ports):
-            changes["ports"] = [
-                msgspec.structs.replace(p, host_port=p.container_port) if p.host_port == 0 else p for p in c.ports
-            ]
-        ports = changes.get("ports", c.ports)
-        if not all([p.protocol for p in ports]):
-            changes["ports"] = [p if p.protocol else msgspec.structs.replace(p, protocol="TCP") for p in ports]
-    return msgspec.structs.replace(c, **changes) if changes else c
+    """The container with its requests and ports defaulted; `c` itself when nothing changes (every pod's
+    create runs it on every container: no dict of changes, no list built to find none)."""
+    res = c.resources
+    if not res.limits.keys() <= res.requests.keys():
+        res = _default_requirements(res)
+    ports = c.ports
+    if ports:
+        if host_network and any(p.host_port == 0 for p in ports):
+            ports = [msgspec.structs.replace(p, host_port=p.container_port) if p.host_port == 0 else p for p in ports]
+        for port in ports:
+            if not port.protocol:
+                ports = [p if p.protocol else msgspec.structs.replace(p, protocol="TCP") for p in ports]
+                break
+    if res is c.resources and ports is c.ports:
+        return c
+    return msgspec.structs.replace(c, resources=res, ports=ports)
 
 
 def _default_pod_level_resources(pod: Pod) -> ResourceRequirements | None:
@@ -119,7 +121,9 @@ def defaulted_spec_status(pod: Pod, classes: dict[str, PriorityClass] | None = N
     spec = pod.spec
     host_network = spec.host_network
     containers = [_default_container(c, host_network) for c in spec.containers]
-    init_containers = [_default_container(c, host_network) for c in spec.init_containers]
+    init_containers = (
+        [_default_container(c, host_network) for c in spec.init_containers] if spec.init_containers else []
+    )
     affinity = spec.affinity
     if affinity is not None:
         affinity = _affinity_with_label_keys(affinity, pod.metadata.labels)
