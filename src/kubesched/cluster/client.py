@@ -25,7 +25,7 @@ from kubesched.cluster.store import ClusterStore, Conflict, NotFound
 POD = "Pod"
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     """An events.k8s.io/v1 Event as the scheduler records it."""
 

@@ -154,7 +154,11 @@ class Simulation:
 
     def _create(self, m: Manifest) -> None:
         obj = m.obj
-        if m.kind == "Pod" and any(pc.resource_claim_template_name for pc in obj.spec.resource_claims):
+        if (
+            m.kind == "Pod"
+            and obj.spec.resource_claims
+            and any(pc.resource_claim_template_name for pc in obj.spec.resource_claims)
+        ):
             obj = self._claims_from_templates(obj)
         try:
             self.cluster.client.create(m.kind, obj)
@@ -272,10 +276,11 @@ class Simulation:
     def _create_ready(self, pods: list[Manifest], stage: Stage = SILENT) -> list[Manifest]:
         """Create the pods that are ready; the others, in order, come back."""
         waiting = []
+        created = self._created
         for i, m in enumerate(pods, 1):
-            if self._ready(m):
+            if m.after is None or self._ready(m):
                 self._create(m)
-                self._created.add(_key(m))
+                created.add(_key(m))
             else:
                 waiting.append(m)
             stage.update(i)
