@@ -110,9 +110,10 @@ class ClusterStore:
     def deliver(self) -> int:
         """Hand buffered events to the watchers, in order; returns how many were delivered."""
         n = 0
-        while self.pending:
-            kind, etype, old, new = self.pending.popleft()
-            for h in self._handlers.get(kind, ()):
+        pending, handlers = self.pending, self._handlers  # read once: a batch's run delivers two events a pod
+        while pending:
+            kind, etype, old, new = pending.popleft()
+            for h in handlers.get(kind, ()):
                 h(etype, old, new)
             n += 1
         return n
