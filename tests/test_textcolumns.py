@@ -92,3 +92,31 @@ def test_texts_whole_and_tables_apart() -> None:
 def test_is_terminal() -> None:
     assert is_terminal(Terminal())
     assert not is_terminal(Text())  # no isatty at all
+
+
+def test_the_ascii_layout_lays_out_what_the_general_one_does() -> None:
+    """columns() lays a table of one-line ASCII cells out with format strings (_ascii_lines): the same lines as
+    the general path (_lines) on random tables, braces, blanks, trailing spaces and right-justified columns."""
+    import random
+
+    from kubesched.textcolumns import _ascii_lines, _lines
+
+    rng = random.Random(7)
+    alphabet = "ab {}:/-_ 0123456789"
+    for _ in range(300):
+        ncols = rng.randint(1, 5)
+        rows = [
+            tuple("".join(rng.choice(alphabet) for _ in range(rng.choice((0, 1, 3, 9, 20)))) for _ in range(ncols))
+            for _ in range(rng.randint(1, 6))
+        ]
+        right = {i for i in range(ncols) if rng.random() < 0.3}
+        assert list(_ascii_lines(rows, right)) == list(_lines(rows, right)), (rows, right)
+        assert list(columns(None, rows, right=right)) == list(_lines(rows, right))
+
+
+def test_tables_the_ascii_layout_cannot_lay_out_take_the_general_path() -> None:
+    wide = [("名前", "x"), ("b", "y")]
+    assert list(columns(None, wide)) == ["名前   x", "b      y"]
+    ragged = [("a", "b", "c"), ("dd", "e")]
+    assert list(columns(None, ragged)) == ["a     b     c", "dd    e"]
+    assert list(columns(None, [(), ()])) == ["", ""]

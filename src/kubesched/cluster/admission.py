@@ -8,17 +8,19 @@ manifest loaded from YAML looks as it would after `kubectl apply`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import msgspec
 
 from kubesched.api.core import (
+    Affinity,
     Container,
     Namespace,
     Node,
     Pod,
     PodAffinityTerm,
     PodCondition,
+    PodSpec,
+    PodStatus,
     ResourceRequirements,
     WeightedPodAffinityTerm,
 )
@@ -55,19 +57,22 @@ def _default_requirements(r: ResourceRequirements) -> ResourceRequirements:
 
 
 def _default_container(c: Container, host_network: bool) -> Container:
-    changes: dict[str, Any] = {}
-    res = _default_requirements(c.resources)
-    if res is not c.resources:
-        changes["resources"] = res
-    if c.ports:
-        if host_network and any(p.host_port == 0 for p in c.ports):
-            changes["ports"] = [
-                msgspec.structs.replace(p, host_port=p.container_port) if p.host_port == 0 else p for p in c.ports
-            ]
-        ports = changes.get("ports", c.ports)
-        if not all([p.protocol for p in ports]):
-            changes["ports"] = [p if p.protocol else msgspec.structs.replace(p, protocol="TCP") for p in ports]
-    return msgspec.structs.replace(c, **changes) if changes else c
+    """The container with its requests and ports defaulted; `c` itself when nothing changes (every pod's
+    create runs it on every container: no dict of changes, no list built to find none)."""
+    res = c.resources
+    if not res.limits.keys() <= res.requests.keys():
+        res = _default_requirements(res)
+    ports = c.ports
+    if ports:
+        if host_network and any(p.host_port == 0 for p in ports):
+            ports = [msgspec.structs.replace(p, host_port=p.container_port) if p.host_port == 0 else p for p in ports]
+        for port in ports:
+            if not port.protocol:
+                ports = [p if p.protocol else msgspec.structs.replace(p, protocol="TCP") for p in ports]
+                break
+    if res is c.resources and ports is c.ports:
+        return c
+    return msgspec.structs.replace(c, resources=res, ports=ports)
 
 
 def _default_pod_level_resources(pod: Pod) -> ResourceRequirements | None:
@@ -100,42 +105,79 @@ def _default_pod_level_resources(pod: Pod) -> ResourceRequirements | None:
 
 
 def default_pod(pod: Pod) -> Pod:
-    pod = apply_pod_affinity_label_keys(pod)
+    """The pod as the API server's defaulting leaves it."""
+    spec, status = defaulted_spec_status(pod)
+    meta = pod.metadata if pod.metadata.namespace else msgspec.structs.replace(pod.metadata, namespace="default")
+    return msgspec.structs.replace(pod, metadata=meta, spec=spec, status=status)
+
+
+def defaulted_spec_status(pod: Pod, classes: dict[str, PriorityClass] | None = None) -> tuple[PodSpec, PodStatus]:
+    """default_pod's spec and status; with `classes`, admit_priority's too, in the same replace of the spec.
+
+    The API server's create (EmbeddedClient) sets the metadata with its own stamp: a replace per level and
+    change cost it as much as all the rest. Every field is passed by keyword, changed or not (a dict of
+    changes passed as **changes costs more than the replace itself).
+    """
     spec = pod.spec
     host_network = spec.host_network
-    spec_changes: dict[str, Any] = {
-        "containers": [_default_container(c, host_network) for c in spec.containers],
-        "init_containers": [_default_container(c, host_network) for c in spec.init_containers],
-    }
-    if not spec.scheduler_name:
-        spec_changes["scheduler_name"] = DEFAULT_SCHEDULER_NAME
-    if spec.resources is not None:
+    containers = [_default_container(c, host_network) for c in spec.containers]
+    init_containers = (
+        [_default_container(c, host_network) for c in spec.init_containers] if spec.init_containers else []
+    )
+    affinity = spec.affinity
+    if affinity is not None:
+        affinity = _affinity_with_label_keys(affinity, pod.metadata.labels)
+    resources = spec.resources
+    if resources is not None:
         # Pod-level defaults read the containers' defaulted requests and limits.
-        defaulted = msgspec.structs.replace(
-            pod,
-            spec=msgspec.structs.replace(
-                spec, containers=spec_changes["containers"], init_containers=spec_changes["init_containers"]
-            ),
+        resources = _default_pod_level_resources(
+            msgspec.structs.replace(
+                pod, spec=msgspec.structs.replace(spec, containers=containers, init_containers=init_containers)
+            )
         )
-        spec_changes["resources"] = _default_pod_level_resources(defaulted)
-    meta = pod.metadata
-    if not meta.namespace:
-        meta = msgspec.structs.replace(meta, namespace="default")
+    priority, policy, class_name = spec.priority, spec.preemption_policy, spec.priority_class_name
+    if classes is not None:
+        admitted = _admitted_priority(pod, classes)
+        if admitted is not None:
+            priority, policy, class_name = admitted
     status = pod.status
+    conditions = status.conditions
     if spec.scheduling_gates and not spec.node_name:
         cond = PodCondition(
             type="PodScheduled", status="False", reason=SCHEDULING_GATED, message=SCHEDULING_GATED_MESSAGE
         )
-        status = msgspec.structs.replace(status, conditions=[*status.conditions, cond])
-    if not status.phase:
-        status = msgspec.structs.replace(status, phase="Pending" if not spec.node_name else "Running")
-    return msgspec.structs.replace(
-        pod, metadata=meta, spec=msgspec.structs.replace(spec, **spec_changes), status=status
+        conditions = [*conditions, cond]
+    phase = status.phase or ("Pending" if not spec.node_name else "Running")
+    if conditions is not status.conditions or phase != status.phase:
+        status = msgspec.structs.replace(status, phase=phase, conditions=conditions)
+    spec = msgspec.structs.replace(
+        spec,
+        containers=containers,
+        init_containers=init_containers,
+        affinity=affinity,
+        scheduler_name=spec.scheduler_name or DEFAULT_SCHEDULER_NAME,
+        resources=resources,
+        priority=priority,
+        preemption_policy=policy,
+        priority_class_name=class_name,
     )
+    return spec, status
 
 
 def admit_priority(pod: Pod, classes: dict[str, PriorityClass]) -> Pod:
     """The Priority admission plugin: priority and preemptionPolicy from the pod's PriorityClass."""
+    admitted = _admitted_priority(pod, classes)
+    if admitted is None:
+        return pod
+    priority, policy, class_name = admitted
+    spec = msgspec.structs.replace(
+        pod.spec, priority=priority, preemption_policy=policy, priority_class_name=class_name
+    )
+    return msgspec.structs.replace(pod, spec=spec)
+
+
+def _admitted_priority(pod: Pod, classes: dict[str, PriorityClass]) -> tuple[int | None, str, str] | None:
+    """The priority, preemptionPolicy and priorityClassName admit_priority gives the pod; None: its own."""
     spec = pod.spec
     name = spec.priority_class_name
     if name:
@@ -150,23 +192,15 @@ def admit_priority(pod: Pod, classes: dict[str, PriorityClass]) -> Pod:
             value, policy = pc.value, pc.preemption_policy or PREEMPT_LOWER_PRIORITY
     elif spec.priority is not None:
         # Set directly in the manifest (a simulation convenience): keep it.
-        return (
-            pod
-            if spec.preemption_policy
-            else msgspec.structs.replace(
-                pod, spec=msgspec.structs.replace(spec, preemption_policy=PREEMPT_LOWER_PRIORITY)
-            )
-        )
+        return None if spec.preemption_policy else (spec.priority, PREEMPT_LOWER_PRIORITY, name)
     else:
-        default = global_default_class(classes)
+        default = global_default_class(classes) if classes else None
         if default is None:
             value, policy = 0, PREEMPT_LOWER_PRIORITY
         else:
             value, policy = default.value, default.preemption_policy or PREEMPT_LOWER_PRIORITY
-            spec = msgspec.structs.replace(spec, priority_class_name=default.metadata.name)
-    if spec.preemption_policy:
-        policy = spec.preemption_policy
-    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(spec, priority=value, preemption_policy=policy))
+            name = default.metadata.name
+    return value, spec.preemption_policy or policy, name
 
 
 def priority_refusal(pod: Pod, classes: dict[str, PriorityClass]) -> str | None:
@@ -257,9 +291,18 @@ def apply_pod_affinity_label_keys(pod: Pod) -> Pod:
     Returns `pod` itself when nothing changes.
     """
     aff = pod.spec.affinity
-    if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+    if aff is None:
         return pod
-    labels = pod.metadata.labels
+    new_aff = _affinity_with_label_keys(aff, pod.metadata.labels)
+    if new_aff is aff:
+        return pod
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, affinity=new_aff))
+
+
+def _affinity_with_label_keys(aff: Affinity, labels: Mapping[str, str]) -> Affinity:
+    """apply_pod_affinity_label_keys on a pod's affinity and labels; `aff` itself when nothing changes."""
+    if aff.pod_affinity is None and aff.pod_anti_affinity is None:
+        return aff
     changed = False
 
     def req(terms: list[PodAffinityTerm]) -> list[PodAffinityTerm]:
@@ -307,6 +350,5 @@ def apply_pod_affinity_label_keys(pod: Pod) -> Pod:
         else None
     )
     if not changed:
-        return pod
-    new_aff = msgspec.structs.replace(aff, pod_affinity=new_pa, pod_anti_affinity=new_paa)
-    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, affinity=new_aff))
+        return aff
+    return msgspec.structs.replace(aff, pod_affinity=new_pa, pod_anti_affinity=new_paa)

@@ -25,7 +25,7 @@ from kubesched.cluster.store import ClusterStore, Conflict, NotFound
 POD = "Pod"
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     """An events.k8s.io/v1 Event as the scheduler records it."""
 
@@ -74,13 +74,11 @@ class EmbeddedClient:
     # ------------------------------------------------------------ generic
 
     def create(self, kind: str, obj: Any) -> Any:
+        if kind == POD:
+            return self._create_pod(obj)
         if kind in NAMESPACED and not obj.metadata.namespace:
             obj = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, namespace="default"))
-        if kind == POD:
-            obj = admission.admit_priority(admission.default_pod(obj), self.priority_classes())
-            # The pod strategy's PrepareForCreate: generation 1, whatever the client sent.
-            obj = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(obj.metadata, generation=1))
-        elif kind == "Node":
+        if kind == "Node":
             obj = admission.default_node(obj)
         elif kind == "Namespace":
             obj = admission.default_namespace(obj)
@@ -90,6 +88,19 @@ class EmbeddedClient:
         if hook is not None:
             obj = hook(obj)
         return self.store.create(kind, obj)
+
+    def _create_pod(self, pod: Pod) -> Pod:
+        """create() of a pod: the default namespace, defaulting and the Priority admission (admission.default_pod
+        then admission.admit_priority), generation 1 (the pod strategy's PrepareForCreate, whatever the client
+        sent) and the store's stamp, in one replace of each level (metadata, spec, status, pod); made in turn,
+        the changes were 13 replaces, a third of the create."""
+        spec, status = admission.defaulted_spec_status(pod, self.priority_classes())
+        namespace = pod.metadata.namespace or "default"
+        hook = self.on_create.get(POD)
+        if hook is None:
+            return self.store.create_with(POD, pod, namespace, 1, spec, status)
+        meta = msgspec.structs.replace(pod.metadata, namespace=namespace, generation=1)
+        return self.store.create(POD, hook(msgspec.structs.replace(pod, metadata=meta, spec=spec, status=status)))
 
     def update(self, kind: str, obj: Any) -> Any:
         return self.store.update(kind, obj)
@@ -135,8 +146,7 @@ class EmbeddedClient:
             conditions=update_pod_condition(pod.status.conditions, cond),
             phase=pod.status.phase or "Pending",
         )
-        spec = msgspec.structs.replace(pod.spec, node_name=node)
-        self.store.update(POD, msgspec.structs.replace(pod, spec=spec, status=status))
+        self.store.update_with(POD, pod, msgspec.structs.replace(pod.spec, node_name=node), status)
 
     def update_pod_status(
         self,

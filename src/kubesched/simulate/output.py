@@ -99,7 +99,7 @@ def print_table(result: SimulationResult, title: str, out: TextIO, *, wide: bool
 
         Console(file=out).print(render_table(result, title, wide=wide, headers=headers))
     else:
-        out.writelines(f"{line}\n" for line in plain_table(result, wide=wide, headers=headers))
+        out.writelines(map("{}\n".format, plain_table(result, wide=wide, headers=headers)))
 
 
 def plain_table(result: SimulationResult, *, wide: bool = False, headers: bool = True) -> Iterator[str]:
@@ -214,7 +214,7 @@ def _rows(
     entries: list[PodOutcome | str] = []
     groups: dict[str, list[PodOutcome]] = {}
     for o in result.results:
-        group = _group(o)
+        group = None if o.workload is None else _group(o)
         if group is None:
             entries.append(o)
             continue

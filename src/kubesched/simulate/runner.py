@@ -154,7 +154,11 @@ class Simulation:
 
     def _create(self, m: Manifest) -> None:
         obj = m.obj
-        if m.kind == "Pod" and any(pc.resource_claim_template_name for pc in obj.spec.resource_claims):
+        if (
+            m.kind == "Pod"
+            and obj.spec.resource_claims
+            and any(pc.resource_claim_template_name for pc in obj.spec.resource_claims)
+        ):
             obj = self._claims_from_templates(obj)
         try:
             self.cluster.client.create(m.kind, obj)
@@ -272,10 +276,11 @@ class Simulation:
     def _create_ready(self, pods: list[Manifest], stage: Stage = SILENT) -> list[Manifest]:
         """Create the pods that are ready; the others, in order, come back."""
         waiting = []
+        created = self._created
         for i, m in enumerate(pods, 1):
-            if self._ready(m):
+            if m.after is None or self._ready(m):
                 self._create(m)
-                self._created.add(_key(m))
+                created.add(_key(m))
             else:
                 waiting.append(m)
             stage.update(i)
@@ -350,21 +355,26 @@ class Simulation:
 
     def outcomes(self) -> Iterator[PodOutcome]:
         """Each pending pod's outcome, in the scenario's order, one at a time (a writer streams them)."""
+        pods: dict[str, Any] = self.cluster.store.objects.get("Pod", {})
+        # A recorder that keeps no pod's scores has none to attach (the table's run): not asked pod by pod.
+        scored = self.recorder.keep_scores is not False
         for m in self.scenario.pending_pods():
-            o = self._outcome(m)
+            o = self._outcome(m, pods, scored)
             o.workload = m.workload
-            if o.attempt is not None:
-                o.attempts = o.attempt.number
-                if o.node is not None and o.attempt.node == o.node:
-                    o.score = o.attempt.score
+            attempt = o.attempt
+            if attempt is not None:
+                o.attempts = attempt.number
+                if o.node is not None and attempt.node == o.node:
+                    o.score = attempt.score
             yield o
 
-    def _outcome(self, m: Manifest) -> PodOutcome:
+    def _outcome(self, m: Manifest, pods: dict[str, Any], scored: bool) -> PodOutcome:
+        """`pods`: the store's pods by key; `scored`: whether attempts may carry scores to attach."""
         key = _key(m)
         if key not in self._created:
             why = f"not created: its StatefulSet creates it once {m.after} is running (OrderedReady)"
             return PodOutcome(key, None, "Pending", None, why)
-        pod = self.cluster.store.find("Pod", key)
+        pod = pods.get(key)
         attempt = self.recorder.attempts.get(key)
         if pod is None:
             # Only preemption deletes pods in a simulation: the pod ran, then was evicted. Upstream
@@ -374,19 +384,25 @@ class Simulation:
             nominated = (last.status.nominated_node_name or None) if last is not None else None
             node = attempt.node if attempt is not None and attempt.node else None
             o = PodOutcome(key, node, "Deleted", nominated, None, attempt=attempt)
-            self._attach_scores(o, attempt)
+            if scored:
+                self._attach_scores(o, attempt)
             return o
-        nominated = pod.status.nominated_node_name or None
-        cond = next((c for c in pod.status.conditions if c.type == "PodScheduled"), None)
+        status = pod.status
+        nominated = status.nominated_node_name or None
         if pod.spec.node_name:
             o = PodOutcome(key, pod.spec.node_name, "Scheduled", nominated, None, attempt=attempt)
-            self._attach_scores(o, attempt)
-        elif cond is None:
-            o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
-        elif cond.reason == "SchedulingGated":
-            o = PodOutcome(key, None, "SchedulingGated", nominated, cond.message, attempt=attempt)
+            if scored:
+                self._attach_scores(o, attempt)
         else:
-            o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
+            for cond in status.conditions:
+                if cond.type == "PodScheduled":
+                    if cond.reason == "SchedulingGated":
+                        o = PodOutcome(key, None, "SchedulingGated", nominated, cond.message, attempt=attempt)
+                    else:
+                        o = PodOutcome(key, None, "Unschedulable", nominated, cond.message, attempt=attempt)
+                    break
+            else:
+                o = PodOutcome(key, None, "Pending", nominated, None, attempt=attempt)
         o.victims = self.victims.get(key, 0)
         return o
 
