@@ -169,3 +169,38 @@ def test_a_flat_heap_orders_exactly_as_a_nested_one() -> None:
         assert nested.peek() == flat.peek() and len(nested) == len(flat)
     assert sorted(nested) == sorted(flat)
     assert [nested.pop() for _ in range(len(nested))] == [flat.pop() for _ in range(len(flat))]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_heap_pops_the_smallest_current_entry_whatever_the_push_order(seed: int) -> None:
+    """Against a plain model (the live items, the smallest key first, ties by arrival): stretches of pushes in
+    increasing, decreasing and random key order, updates, deletes, peeks and pops, flat keys and nested."""
+    import random
+
+    rng = random.Random(seed)
+    for flat in (False, True):
+        h: KeyedHeap[tuple[str, int, float]] = KeyedHeap(lambda item: (item[1], item[2]), lambda i: i[0], flat=flat)
+        model: dict[str, tuple[tuple[int, float], int, tuple[str, int, float]]] = {}
+        arrivals = 0
+        t = 0.0
+        for _ in range(200):
+            mode = rng.choice(["up", "down", "random", "ties"])
+            for _ in range(rng.randrange(1, 40)):
+                op = rng.random()
+                if op < 0.6:
+                    t += {"up": 1.0, "down": -1.0, "random": rng.uniform(-50, 50), "ties": 0.0}[mode]
+                    item = (f"p{rng.randrange(80)}", -rng.choice([0, 0, 0, 10]), t)
+                    arrivals += 1
+                    h.add_or_update(item)
+                    model[item[0]] = ((item[1], item[2]), arrivals, item)
+                elif op < 0.7:
+                    name = f"p{rng.randrange(80)}"
+                    got = model.pop(name, None)
+                    assert h.delete(name) == (got[2] if got else None)
+                else:
+                    want = min(model.values(), key=lambda v: (v[0], v[1]))[2] if model else None
+                    assert h.peek() == want
+                    assert h.pop() == want
+                    if want is not None:
+                        del model[want[0]]
+                assert len(h) == len(model)
