@@ -57,6 +57,8 @@ class Nominator:
             self._columns.add(node, pi, 1)
 
     def delete(self, pi: PodInfo) -> None:
+        if not self.pod_to_node and not self.pods:
+            return  # no pod nominated anywhere (the usual case): every queue add and delete comes here
         node = self.pod_to_node.pop(pi.uid, None)
         stored = self.pods.pop(pi.uid, None)
         if node is None:

@@ -83,10 +83,8 @@ class BindingPoints:
         A plugin that asks to wait (BIND_NOT_BEFORE) stops the run there: the binding cycle is parked and the
         rest run when the wait is over, as upstream's blocking PreBind makes them."""
         plugins = self.pre_bind_plugins
-        first: int = state.get(PRE_BIND_NEXT, 0)
-        state.delete(PRE_BIND_NEXT)
-        for i in range(first, len(plugins)):
-            pl = plugins[i]
+        first: int = state.pop(PRE_BIND_NEXT, 0)
+        for i, pl in enumerate(plugins[first:] if first else plugins, first):
             try:
                 s = pl.pre_bind(state, pod, node)
             except Exception as err:  # noqa: BLE001
