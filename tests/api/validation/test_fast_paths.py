@@ -1,8 +1,9 @@
 """The memoized and short-cut checks of admission agree with the plain ones they stand for.
 
-Pod specs found valid are remembered (pod.py), valid names skip the name cache (meta.py) and
-quantities seen valid skip parsing (decode.py): each is tested here against the uncached check, over
-the pod corpus and over inputs chosen to sit next to a cached one.
+Pod specs found valid are remembered (pod.py), valid names skip the name cache (meta.py),
+quantities seen valid skip parsing (decode.py) and a pod that sets no priority skips the Priority
+admission plugin's computation (cluster/admission.py): each is tested here against the plain check,
+over the pod corpus and over inputs chosen to sit next to a cached one.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from kubesched.api import decode as decode_module
 from kubesched.api.core import Pod
 from kubesched.api.decode import DecodeError, decode
 from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.scheduling import SYSTEM_PRIORITY_CLASSES, PriorityClass
 from kubesched.api.validation import pod as pod_validation
 from kubesched.api.validation.meta import _mask_trailing_dash, name_is_dns_subdomain
 from kubesched.api.validation.pod import validate_pod
+from kubesched.cluster.admission import global_default_class, priority_refusal
 from kubesched.gocompat.field import FieldError
 from kubesched.gocompat.names import is_dns1123_subdomain
 from kubesched.scenario.yamlstream import Flagged, iter_documents
@@ -149,3 +152,57 @@ def test_quantities_seen_valid_are_the_ones_that_parse(warm: bool) -> None:
                 continue
             assert decode_module._list_valid({"cpu": q}) == _parses(q), q
             assert decode_module._list_valid({"cpu": "1", "memory": q}) == _parses(q), q
+
+
+def _refusal_reference(pod: Pod, classes: dict[str, PriorityClass]) -> str | None:
+    """priority_refusal without its early return: the class's (or the default's) value and policy first."""
+    spec = pod.spec
+    name = spec.priority_class_name
+    if name:
+        if name in SYSTEM_PRIORITY_CLASSES and name not in classes:
+            value, policy = SYSTEM_PRIORITY_CLASSES[name], "PreemptLowerPriority"
+        elif name in classes:
+            value, policy = classes[name].value, classes[name].preemption_policy or "PreemptLowerPriority"
+        else:
+            return f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found'
+    else:
+        default = global_default_class(classes)
+        value = default.value if default is not None else 0
+        policy = (default.preemption_policy if default is not None else "") or "PreemptLowerPriority"
+    forbidden = f'pods "{pod.metadata.name}" is forbidden: '
+    computed = "priority admission controller computed"
+    if spec.priority is not None and spec.priority != value:
+        return (
+            f"{forbidden}the integer value of priority ({spec.priority}) must not be provided in pod spec; "
+            f"{computed} {value} from the given PriorityClass name"
+        )
+    if spec.preemption_policy and spec.preemption_policy != policy:
+        return (
+            f"{forbidden}the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided in "
+            f"pod spec; {computed} {policy} from the given PriorityClass name"
+        )
+    return None
+
+
+def _class(name: str, value: int, default: bool = False, policy: str | None = None) -> PriorityClass:
+    raw = {"metadata": {"name": name}, "value": value, "globalDefault": default, "preemptionPolicy": policy}
+    return msgspec.convert(raw, PriorityClass)
+
+
+def test_priority_refusal_is_the_plugins_for_every_combination() -> None:
+    class_sets = [
+        {},
+        {"high": _class("high", 1000)},
+        {"high": _class("high", 1000), "base": _class("base", 7, default=True, policy="Never")},
+        {"zero": _class("zero", 0, default=True)},
+    ]
+    seen = set()
+    for classes in class_sets:
+        for name in ["", "high", "zero", "missing", "system-node-critical"]:
+            for priority in [None, 0, 7, 1000]:
+                for policy in [None, "", "Never", "PreemptLowerPriority"]:
+                    pod = _pod(priorityClassName=name, priority=priority, preemptionPolicy=policy)
+                    got = priority_refusal(pod, classes)
+                    assert got == _refusal_reference(pod, classes), (classes, name, priority, policy)
+                    seen.add(got is None)
+    assert seen == {True, False}
