@@ -241,8 +241,11 @@ class _Loader:
         self.rng = random.Random(seed)
         self.skipped: dict[tuple[str, str], list[Any]] = {}
         self.names: set[tuple[str, str, str]] = set()
-        self.classes: dict[str, Any] = {}  # PriorityClasses read so far, by name (the dict, updated in place)
-        self._pod_admission: Callable[[Any], str | None] = lambda pod: priority_refusal(pod, self.classes)
+        classes: dict[str, Any] = {}
+        self.classes = classes  # PriorityClasses read so far, by name (this dict, updated in place)
+        # The pods' admission, against the classes read so far (created before); no reference back to the
+        # loader, which would make a cycle.
+        self._pod_admission: Callable[[Any], str | None] = lambda pod: priority_refusal(pod, classes)
 
     def document(self, doc: Any, i: int) -> None:
         duplicates: tuple[DuplicateKey, ...] = ()
