@@ -48,7 +48,7 @@ class _RawSource:
 
     def document(self, index: int) -> Mapping[str, Any]:
         if self._docs is None:
-            with collector_paused():
+            with collector_paused(keep=True):
                 self._docs = [_data(d) for d in _documents(self.text, 1) if d is not None]
         return self._docs[index]
 
@@ -191,7 +191,7 @@ def parse_scenario(
     first_error: InputError | None = None
     i = 0
     try:
-        with collector_paused():
+        with collector_paused(keep=True):
             for raw in _documents(text, workers):
                 if raw is None:
                     continue
