@@ -427,6 +427,20 @@ def test_the_parser_is_freed_without_the_collector() -> None:
             gc.enable()
 
 
+@pytest.mark.parametrize("text", ["a: 1\n---\nb: [x, 2]\n", "a: &x {k: 1}\nb: {<<: *x, j: 2}\n", "a: !!set {x}\n"])
+def test_the_parser_is_freed_after_a_stream_without_the_collector(text: str) -> None:
+    # The fast constructor's functions call each other: that cycle must not keep the loader either.
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        assert list(iter_documents(text, workers=1)) == list(yaml.load_all(text, Loader=REFERENCE))
+        assert not [o for o in gc.get_objects() if isinstance(o, yamlstream.Loader)]
+    finally:
+        if was:
+            gc.enable()
+
+
 def test_a_merged_mapping_with_duplicate_keys_merges_what_it_builds_to() -> None:
     # Found by test_random_merges_follow_our_rule: `=` sends the document down the slow path, where the merged
     # mapping's duplicate `No` once gave its first value instead of its last (the mapping builds to the last).

@@ -206,25 +206,43 @@ def _values(node: Any, path: tuple[str, ...]) -> list[Any]:
     return nodes
 
 
-# Quantities already parsed, by (type, value): the same few strings fill every manifest of a large scenario.
-_VALID_QUANTITIES: set[tuple[type, Any]] = set()
+# Quantities already parsed: the same few strings fill every manifest of a large scenario. Texts apart
+# (a set of str, tested without building a key), numbers by (type, value), as 1 == 1.0 == True.
+_VALID_TEXTS: set[str] = set()
+_VALID_NUMBERS: set[tuple[type, Any]] = set()
 _VALID_QUANTITIES_LIMIT = 1 << 14
 
 
 def _valid_quantity(q: Any) -> bool:
     t = q.__class__
-    if t is not str and t is not int and t is not float:
+    if t is str:
+        if q in _VALID_TEXTS:
+            return True
+        known: set[Any] = _VALID_TEXTS
+        key: Any = q
+    elif t is int or t is float:
+        key = (t, q)
+        if key in _VALID_NUMBERS:
+            return True
+        known = _VALID_NUMBERS
+    else:
         return False
-    key = (t, q)
-    if key in _VALID_QUANTITIES:
-        return True
     try:
         parse_quantity(q)
     except QuantityError:
         return False
-    if len(_VALID_QUANTITIES) >= _VALID_QUANTITIES_LIMIT:
-        _VALID_QUANTITIES.clear()
-    _VALID_QUANTITIES.add(key)
+    if len(known) >= _VALID_QUANTITIES_LIMIT:
+        known.clear()
+    known.add(key)
+    return True
+
+
+def _list_valid(rl: dict[str, Any]) -> bool:
+    """Whether every quantity of a resource list parses (a text seen valid before costs one set lookup)."""
+    texts = _VALID_TEXTS
+    for q in rl.values():  # noqa: SIM110 - a loop: all() over a generator costs a frame per list
+        if q not in texts and not _valid_quantity(q):
+            return False
     return True
 
 
@@ -296,10 +314,8 @@ class DecodedList(msgspec.Struct):
 def _container_quantities_valid(containers: list[Container]) -> bool:
     for c in containers:
         r = c.resources
-        for rl in (r.requests, r.limits):
-            for q in rl.values():
-                if not _valid_quantity(q):
-                    return False
+        if not (_list_valid(r.requests) and _list_valid(r.limits)):
+            return False
     return True
 
 
@@ -307,15 +323,15 @@ def _pod_quantities_valid(pod: Pod) -> bool:
     spec = pod.spec
     if not (_container_quantities_valid(spec.containers) and _container_quantities_valid(spec.init_containers)):
         return False
-    maps = [spec.overhead]
-    if spec.resources is not None:
-        maps += [spec.resources.requests, spec.resources.limits]
-    return all(_valid_quantity(q) for rl in maps for q in rl.values())
+    if spec.overhead and not _list_valid(spec.overhead):
+        return False
+    res = spec.resources
+    return res is None or (_list_valid(res.requests) and _list_valid(res.limits))
 
 
 def _node_quantities_valid(node: Node) -> bool:
     st = node.status
-    return all(_valid_quantity(q) for rl in (st.capacity, st.allocatable) for q in rl.values())
+    return _list_valid(st.capacity) and _list_valid(st.allocatable)
 
 
 # The typed check of the quantities each kind holds; kinds with quantities not listed take the slow path.

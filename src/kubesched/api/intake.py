@@ -132,6 +132,8 @@ def admit(
         if refusal:
             raise IntakeError(refusal)
     errors = validate(kind, obj)
+    if not errors:
+        return obj
     refused = [e for e in errors if e.detail not in TOLERATED]
     if refused:
         raise IntakeError(refused[0].body(), refused[0].field, invalid=True)

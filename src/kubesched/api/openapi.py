@@ -150,8 +150,9 @@ class FieldProblems:
 
 def check(info: KindInfo, raw: Any) -> FieldProblems | None:
     """None when `raw` decodes strictly as `info`'s type; else what the API server would say."""
+    struct = _STRUCTS.get(info.definition) or _struct(info.definition, set())
     try:
-        msgspec.convert(raw, _struct(info.definition, set()), strict=True)
+        msgspec.convert(raw, struct, strict=True)
         return None
     except msgspec.ValidationError:
         pass

@@ -211,6 +211,8 @@ def priority_refusal(pod: Pod, classes: dict[str, PriorityClass]) -> str | None:
     """
     spec = pod.spec
     name = spec.priority_class_name
+    if not name and spec.priority is None and not spec.preemption_policy:
+        return None  # nothing named, nothing to disagree with (most pods)
     if name:
         if name in SYSTEM_PRIORITY_CLASSES and name not in classes:
             value, policy = SYSTEM_PRIORITY_CLASSES[name], PREEMPT_LOWER_PRIORITY
@@ -222,19 +224,21 @@ def priority_refusal(pod: Pod, classes: dict[str, PriorityClass]) -> str | None:
         default = global_default_class(classes)
         value = default.value if default is not None else 0
         policy = (default.preemption_policy if default is not None else "") or PREEMPT_LOWER_PRIORITY
-    forbidden = f'pods "{pod.metadata.name}" is forbidden: '
-    computed = "priority admission controller computed"
     if spec.priority is not None and spec.priority != value:
         return (
-            f"{forbidden}the integer value of priority ({spec.priority}) must not be provided in pod spec; "
-            f"{computed} {value} from the given PriorityClass name"
+            f'pods "{pod.metadata.name}" is forbidden: the integer value of priority ({spec.priority}) must not be '
+            f"provided in pod spec; {_COMPUTED} {value} from the given PriorityClass name"
         )
     if spec.preemption_policy and spec.preemption_policy != policy:
         return (
-            f"{forbidden}the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided in "
-            f"pod spec; {computed} {policy} from the given PriorityClass name"
+            f'pods "{pod.metadata.name}" is forbidden: the string value of PreemptionPolicy '
+            f"({spec.preemption_policy}) must not be provided in pod spec; {_COMPUTED} {policy} from the given "
+            "PriorityClass name"
         )
     return None
+
+
+_COMPUTED = "priority admission controller computed"
 
 
 def global_default_class(classes: dict[str, PriorityClass]) -> PriorityClass | None:

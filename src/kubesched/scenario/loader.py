@@ -48,7 +48,7 @@ class _RawSource:
 
     def document(self, index: int) -> Mapping[str, Any]:
         if self._docs is None:
-            with collector_paused():
+            with collector_paused(keep=True):
                 self._docs = [_data(d) for d in _documents(self.text, 1) if d is not None]
         return self._docs[index]
 
@@ -191,7 +191,7 @@ def parse_scenario(
     first_error: InputError | None = None
     i = 0
     try:
-        with collector_paused():
+        with collector_paused(keep=True):
             for raw in _documents(text, workers):
                 if raw is None:
                     continue
@@ -241,13 +241,17 @@ class _Loader:
         self.rng = random.Random(seed)
         self.skipped: dict[tuple[str, str], list[Any]] = {}
         self.names: set[tuple[str, str, str]] = set()
-        self.classes: dict[str, Any] = {}  # PriorityClasses read so far, by name
+        classes: dict[str, Any] = {}
+        self.classes = classes  # PriorityClasses read so far, by name (this dict, updated in place)
+        # The pods' admission, against the classes read so far (created before); no reference back to the
+        # loader, which would make a cycle.
+        self._pod_admission: Callable[[Any], str | None] = lambda pod: priority_refusal(pod, classes)
 
     def document(self, doc: Any, i: int) -> None:
         duplicates: tuple[DuplicateKey, ...] = ()
         if doc.__class__ is Flagged:
             doc, duplicates = doc.data, doc.duplicates
-        if not isinstance(doc, Mapping):
+        if doc.__class__ is not dict and not isinstance(doc, Mapping):  # (isinstance of an ABC is slow)
             raise InputError(self.sc.source, "document is not a mapping", f"document {i + 1}")
         kind = doc.get("kind")
         if kind == "Scenario":
@@ -262,7 +266,7 @@ class _Loader:
         if isinstance(kind, str) and kind.endswith(_LIST_SUFFIX) and "items" in doc:
             self.list_document(doc, i, duplicates)
             return
-        self.manifest(doc, i, None, duplicates, f"document {i + 1}")
+        self.manifest(doc, i, None, duplicates)
 
     def list_document(self, doc: Mapping[str, Any], i: int, duplicates: tuple[DuplicateKey, ...]) -> None:
         """`kind: List` (kubectl get -o yaml) or a typed list (PodList): its items, whose kind and
@@ -294,54 +298,52 @@ class _Loader:
         i: int,
         patch: _RawPatch | None,
         duplicates: tuple[DuplicateKey, ...],
-        where: str,
+        where: str | None = None,
         generated: bool = False,
     ) -> Manifest | None:
-        """Take in one object; `generated`: made by a controller (its raw mapping is kept, not re-read)."""
+        """Take in one object; `where` it is, for errors (None: document i); `generated`: made by a controller
+        (its raw mapping is kept, not re-read)."""
         source = self.sc.source
-        kind = raw.get("kind") if isinstance(raw.get("kind"), str) else None
         try:
             resolved = resolve_kind(raw)
         except IntakeError as err:
+            kind = raw.get("kind") if isinstance(raw.get("kind"), str) else None
+            where = where or f"document {i + 1}"
             raise InputError(source, err.message, _describe(raw, kind) if kind else where, err.field) from None
         if isinstance(resolved, Skip):
             self.skipped.setdefault((resolved.kind, resolved.api_version), [resolved.why, 0])[1] += 1
             return None
         kind = resolved
-        meta = raw.get("metadata")
-        if isinstance(meta, Mapping) and not meta.get("name") and isinstance(meta.get("generateName"), str):
+        meta: Any = raw.get("metadata")
+        is_map = meta.__class__ is dict or isinstance(meta, Mapping)  # (isinstance of an ABC is slow)
+        if is_map and not meta.get("name") and isinstance(meta.get("generateName"), str):
             name = self.generate_name(kind, meta)
             raw = {**raw, "metadata": {**meta, "name": name}}
             patch = _RawPatch(patch.item, patch.kind, patch.api_version, name) if patch else _RawPatch(name=name)
-        elif not isinstance(meta, Mapping) or not meta.get("name"):
+        elif not is_map or not meta.get("name"):
+            where = where or f"document {i + 1}"
             raise InputError(
                 source, "Required value: name or generateName is required", f"{kind} ({where})", "metadata.name"
             )
-        ref = _describe(raw, kind)
 
         def warn(field_path: str, message: str) -> None:
+            ref = _describe(raw, kind)  # named lazily: most objects have nothing to warn about
             self.sc.notes.append("warning: " + str(InputError(source, message, ref, field_path)))
 
         try:
-            obj = admit(kind, raw, self.validation, warn, duplicates, self.admission(kind))
+            obj = admit(kind, raw, self.validation, warn, duplicates, self._pod_admission if kind == "Pod" else None)
         except IntakeError as err:
-            raise InputError(source, err.message, ref, err.field) from None
+            raise InputError(source, err.message, _describe(raw, kind), err.field) from None
         if kind == "PriorityClass":
             # The Priority admission plugin: one globalDefault class at most.
             refused = check_global_default(obj, (m.obj for m in self.sc.manifests if m.kind == "PriorityClass"))
             if refused:
-                raise InputError(source, refused, ref)
+                raise InputError(source, refused, _describe(raw, kind))
             self.classes[obj.metadata.name] = obj
         m = Manifest(kind, obj, dict(raw), i) if generated else Manifest(kind, obj, None, i, self.raws, patch)
         m.generated = generated
         self.sc.manifests.append(m)
         return m
-
-    def admission(self, kind: str) -> Callable[[Any], str | None] | None:
-        """The Priority admission plugin for pods, against the classes read so far (created before)."""
-        if kind != "Pod":
-            return None
-        return lambda pod: priority_refusal(pod, self.classes)
 
     def generate_name(self, kind: str, meta: Mapping[str, Any]) -> str:
         """The API server's SimpleNameGenerator: the prefix (at most 58 characters) and 5 random ones."""

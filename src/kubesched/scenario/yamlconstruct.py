@@ -115,10 +115,11 @@ def _cached_resolver(loader: Any) -> Callable[[type[Node], Any, tuple[bool, bool
 _Build = Callable[[Node, "dict[Node, Any] | None", "AliasCounts | None"], Any]
 
 
-def _constructor(loader: Any, duplicates: list[Node]) -> _Build | None:
-    """A function building one document's objects as SafeConstructor would (merge keys by our rule), or
-    None if the loader's constructors are not SafeConstructor's own. It raises on anything it does not
-    handle, and appends to `duplicates` each mapping in which a key repeats."""
+def _constructor(loader: Any, duplicates: list[Node]) -> tuple[_Build, Callable[[], None]] | None:
+    """A function building one document's objects as SafeConstructor would (merge keys by our rule), and
+    the function that takes it apart once the stream is read; or None if the loader's constructors are
+    not SafeConstructor's own. It raises on anything it does not handle, and appends to `duplicates`
+    each mapping in which a key repeats."""
     table = type(loader).yaml_constructors
     if (
         table.get(_STR) is not SafeConstructor.construct_yaml_str
@@ -240,7 +241,13 @@ def _constructor(loader: Any, duplicates: list[Node]) -> _Build | None:
             duplicates.append(node)
         return out
 
-    return build
+    def release() -> None:
+        """Undo the recursive functions' references to each other: a cycle that would keep the loader (and
+        libyaml's copy of the text) alive until the next collection, or for good with the collector off."""
+        nonlocal build, build_merged
+        del build, build_merged
+
+    return build, release
 
 
 def merge_sources(value_node: Node) -> list[MappingNode]:
@@ -257,9 +264,10 @@ def merge_sources(value_node: Node) -> list[MappingNode]:
 def iter_serial(text: str, skip: int = 0) -> Generator[Any, None, None]:
     """The documents of `text` after the first `skip` (which are composed but not constructed)."""
     loader = Loader(text)
+    duplicates: list[Node] = []
+    made = _constructor(loader, duplicates)
+    build, release = made if made is not None else (None, None)
     try:
-        duplicates: list[Node] = []
-        build = _constructor(loader, duplicates)
         # Without an alias ("*name") no node is reached twice, so nothing needs remembering.
         aliases = "*" in text
         n = 0
@@ -294,6 +302,8 @@ def iter_serial(text: str, skip: int = 0) -> Generator[Any, None, None]:
                 data = Flagged(data, find_duplicates(node, lambda k: _node_key(loader, k)))
             yield data
     finally:
+        if release is not None:
+            release()
         loader.dispose()
 
 

@@ -6,12 +6,15 @@ their checks are memoized by value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 from kubesched.api.meta import LabelSelector, ObjectMeta, OwnerReference
 from kubesched.gocompat.field import FieldError, GoJSON, child, forbidden, index, invalid, required, too_long
 from kubesched.gocompat.names import (
+    DNS1123_SUBDOMAIN_FMT,
+    DNS1123_SUBDOMAIN_MAX,
     is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -30,8 +33,19 @@ def _mask_trailing_dash(name: str, prefix: bool) -> str:
     return name[:-1] + "a" if prefix and len(name) > 1 and name.endswith("-") else name
 
 
-@lru_cache(maxsize=1 << 14)
+# A valid subdomain (one fullmatch): most names, and unique ones (pod-0 ... pod-149999) that a cache
+# would only fill up with. It ends alphanumeric, so a generateName prefix's mask leaves it as it is.
+_SUBDOMAIN = re.compile(DNS1123_SUBDOMAIN_FMT)
+
+
 def name_is_dns_subdomain(name: str, prefix: bool) -> tuple[str, ...]:
+    if len(name) <= DNS1123_SUBDOMAIN_MAX and _SUBDOMAIN.fullmatch(name):
+        return ()
+    return _name_subdomain_messages(name, prefix)
+
+
+@lru_cache(maxsize=1 << 12)
+def _name_subdomain_messages(name: str, prefix: bool) -> tuple[str, ...]:
     return tuple(is_dns1123_subdomain(_mask_trailing_dash(name, prefix)))
 
 
@@ -120,7 +134,9 @@ def validate_object_meta(
         if not meta.generate_name:
             errs.append(required(child(path, "name"), "name or generateName is required"))
     else:
-        errs += [invalid(child(path, "name"), meta.name, m) for m in name_check(meta.name, False)]
+        refused = name_check(meta.name, False)
+        if refused:
+            errs += [invalid(child(path, "name"), meta.name, m) for m in refused]
     if namespaced and meta.namespace:
         errs += [invalid(child(path, "namespace"), meta.namespace, m) for m in name_is_dns_label(meta.namespace, False)]
     if meta.labels:

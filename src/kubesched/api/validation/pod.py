@@ -146,15 +146,16 @@ def _validate_spec_after_volumes(spec: PodSpec, path: str, meta: ObjectMeta | No
 
 # The pods of a large scenario come from a few templates: their specs repeat, but for the node a
 # bound pod runs on and the claims of a StatefulSet's pods. Volumes are always checked (they come
-# first, and nothing after them depends on them); the rest of a spec found valid is remembered by its
-# encoding, nodeName and volumes left out, with the only parts of the metadata it depends on.
+# first, and nothing after them depends on them); the rest of a spec found valid, images included, is
+# remembered by its encoding, nodeName and volumes left out, with the only parts of the metadata it
+# depends on.
 _ENCODER = msgspec.json.Encoder()
 _VALID_SPECS: set[tuple[object, ...]] = set()
 _VALID_SPECS_LIMIT = 1 << 12
 
 
 def _uses_label_keys(spec: PodSpec) -> bool:
-    if any(c.match_label_keys for c in spec.topology_spread_constraints):
+    if spec.topology_spread_constraints and any(c.match_label_keys for c in spec.topology_spread_constraints):
         return True
     aff = spec.affinity
     if aff is None:
@@ -169,22 +170,39 @@ def _uses_label_keys(spec: PodSpec) -> bool:
     return False
 
 
-def _pod_spec_errors(spec: PodSpec, meta: ObjectMeta) -> list[FieldError]:
-    """validate_pod_spec on a Pod, reusing what an identical spec was found to be."""
-    errs = validate_volumes(spec.volumes, meta, "spec.volumes") if spec.volumes else []
+def _spec_and_image_errors(spec: PodSpec, meta: ObjectMeta) -> list[FieldError]:
+    """_spec_and_image_errors_uncached, reusing what an identical spec was found to be."""
     if spec.node_name and name_is_dns_subdomain(spec.node_name, False):
-        return errs + _validate_spec_after_volumes(spec, "spec", meta, True)
-    body = _ENCODER.encode(msgspec.structs.replace(spec, node_name="", volumes=[]))
+        return _spec_and_image_errors_uncached(spec, meta)
+    errs = validate_volumes(spec.volumes, meta, "spec.volumes") if spec.volumes else []
+    # With omit_defaults, a spec without nodeName and volumes encodes as it does with them cleared.
+    cleared = spec
+    if spec.node_name or spec.volumes:
+        cleared = msgspec.structs.replace(spec, node_name="", volumes=[])
     labels = tuple(meta.labels.items()) if _uses_label_keys(spec) else None
-    seen = (body, labels, bool(spec.resource_claims) and MIRROR_POD_ANNOTATION in meta.annotations)
+    seen = (_ENCODER.encode(cleared), labels, bool(spec.resource_claims) and MIRROR_POD_ANNOTATION in meta.annotations)
     if seen in _VALID_SPECS:
         return errs
-    rest = _validate_spec_after_volumes(spec, "spec", meta, True)
+    rest = _after_volumes_and_images(spec, meta)
     if not rest:
         if len(_VALID_SPECS) >= _VALID_SPECS_LIMIT:
             _VALID_SPECS.clear()
         _VALID_SPECS.add(seen)
     return errs + rest
+
+
+def _spec_and_image_errors_uncached(spec: PodSpec, meta: ObjectMeta) -> list[FieldError]:
+    """validate_pod_spec on a Pod, then its containers' images (the first of the pod-only checks)."""
+    errs = validate_volumes(spec.volumes, meta, "spec.volumes") if spec.volumes else []
+    return errs + _after_volumes_and_images(spec, meta)
+
+
+def _after_volumes_and_images(spec: PodSpec, meta: ObjectMeta) -> list[FieldError]:
+    errs = _validate_spec_after_volumes(spec, "spec", meta, True)
+    errs += validate_images(spec.containers, "spec.containers")
+    if spec.init_containers:
+        errs += validate_images(spec.init_containers, "spec.initContainers")
+    return errs
 
 
 @validator("Pod")
@@ -194,10 +212,7 @@ def validate_pod(pod: Pod) -> list[FieldError]:
     errs = validate_object_meta(meta, True, name_is_dns_subdomain)
     if meta.annotations:
         errs += validate_pod_annotations(meta.annotations, spec, "metadata.annotations")
-    errs += _pod_spec_errors(spec, meta)
-    errs += validate_images(spec.containers, "spec.containers")
-    if spec.init_containers:
-        errs += validate_images(spec.init_containers, "spec.initContainers")
+    errs += _spec_and_image_errors(spec, meta)
     if spec.node_name and spec.scheduling_gates:
         errs.append(forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
     return errs
