@@ -66,6 +66,21 @@ def test_file_that_is_not_utf8(tmp_path: Path) -> None:
         load_scenario(f)
 
 
+def test_line_ends_read_as_in_text_mode(tmp_path: Path) -> None:
+    """CRLF and lone CR line ends load as LF ones do (universal newlines), a byte offset past the first
+    chunk of a large file is the file's own."""
+    doc = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {a: b}\n"
+    want = [m.obj for m in parse_scenario(doc, "s.yaml").manifests]
+    for sep in ("\r\n", "\r"):
+        f = tmp_path / "s.yaml"
+        f.write_bytes(doc.replace("\n", sep).encode())
+        assert [m.obj for m in load_scenario(f).manifests] == want
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"# " + b"x" * 20000 + b"\nkind: Node\nmetadata: {name: \xff}\n")
+    with pytest.raises(InputError, match=r"cannot read: not UTF-8 text \(invalid start byte at byte 20031\)"):
+        load_scenario(big)
+
+
 def test_bad_quantities_name_the_field() -> None:
     # Valid ones first, so that the invalid ones meet a warm cache of checked quantities.
     ok = stream(

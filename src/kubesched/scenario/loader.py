@@ -471,7 +471,11 @@ def read_text(path: str | Path) -> tuple[str, str]:
             raise InputError(STDIN_SOURCE, f"cannot read: not UTF-8 text ({err.reason} at byte {err.start})") from None
     p = Path(path)
     try:
-        return p.read_text(encoding="utf-8"), str(p)
+        # Bytes then one decode: a text-mode read decodes chunk by chunk (a tenth of a second on 45 MB).
+        text = p.read_bytes().decode("utf-8")
+        if "\r" in text:  # line ends as text mode reads them (universal newlines)
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text, str(p)
     except IsADirectoryError:
         raise InputError(str(p), "cannot read: is a directory") from None
     except OSError as err:
