@@ -167,21 +167,37 @@ class ClusterStore:
                 meta, resource_version=rv, uid=kept.uid, creation_timestamp=kept.creation_timestamp
             )
         elif new:
-            # str.zfill: what f"{n:08d}" gives for n >= 0, without parsing a format spec per object.
-            uid = meta.uid or f"{meta.name}-{str(next(self._uid)).zfill(8)}"
-            created = meta.creation_timestamp
-            if created is None:
-                created = self.clock.datetime()
+            uid, created = self._identity(meta)
             meta = msgspec.structs.replace(meta, resource_version=rv, uid=uid, creation_timestamp=created)
         else:
             meta = msgspec.structs.replace(meta, resource_version=rv)
         return msgspec.structs.replace(obj, metadata=meta)
 
-    def create(self, kind: str, obj: Any) -> Any:
-        key = object_key(obj)
+    def _identity(self, meta: ObjectMeta) -> tuple[str, Any]:
+        """A new object's uid and creationTimestamp: its own, else the next uid and the clock's time."""
+        # str.zfill: what f"{n:08d}" gives for n >= 0, without parsing a format spec per object.
+        uid = meta.uid or f"{meta.name}-{str(next(self._uid)).zfill(8)}"
+        created = meta.creation_timestamp
+        return uid, (created if created is not None else self.clock.datetime())
+
+    def _vacant(self, kind: str, key: str) -> dict[str, Any]:
+        """The kind's bucket, where `key` is free (else Conflict, as a create of an existing object)."""
         bucket = self.objects.setdefault(kind, {})
         if key in bucket:
             raise Conflict(f'{kind} "{key}" already exists')
+        return bucket
+
+    def _stored(self, kind: str, key: str) -> tuple[dict[str, Any], Any]:
+        """The kind's bucket and the object stored at `key` (else NotFound, as an update of a missing one)."""
+        bucket = self.objects.setdefault(kind, {})
+        old = bucket.get(key)
+        if old is None:
+            raise NotFound(kind, key)
+        return bucket, old
+
+    def create(self, kind: str, obj: Any) -> Any:
+        key = object_key(obj)
+        bucket = self._vacant(kind, key)
         obj = self._stamp(obj, new=True)
         bucket[key] = obj
         self._emit(kind, ADDED, None, obj)
@@ -198,14 +214,8 @@ class ClusterStore:
             meta = msgspec.structs.replace(meta, namespace=namespace, generation=generation)
             return self.create(kind, msgspec.structs.replace(obj, metadata=meta, spec=spec, status=status))
         key = f"{namespace}/{meta.name}" if namespace else meta.name
-        bucket = self.objects.setdefault(kind, {})
-        if key in bucket:
-            raise Conflict(f'{kind} "{key}" already exists')
-        # As _stamp stamps a new object.
-        uid = meta.uid or f"{meta.name}-{str(next(self._uid)).zfill(8)}"
-        created = meta.creation_timestamp
-        if created is None:
-            created = self.clock.datetime()
+        bucket = self._vacant(kind, key)
+        uid, created = self._identity(meta)
         meta = msgspec.structs.replace(
             meta,
             namespace=namespace,
@@ -221,10 +231,7 @@ class ClusterStore:
 
     def update(self, kind: str, obj: Any) -> Any:
         key = object_key(obj)
-        bucket = self.objects.setdefault(kind, {})
-        old = bucket.get(key)
-        if old is None:
-            raise NotFound(kind, key)
+        bucket, old = self._stored(kind, key)
         obj = self._stamp(obj, new=False, kept=old.metadata)
         bucket[key] = obj
         self._emit(kind, MODIFIED, old, obj)
@@ -235,10 +242,7 @@ class ClusterStore:
         if not self._folds_writes:
             return self.update(kind, msgspec.structs.replace(obj, spec=spec, status=status))
         key = object_key(obj)
-        bucket = self.objects.setdefault(kind, {})
-        old = bucket.get(key)
-        if old is None:
-            raise NotFound(kind, key)
+        bucket, old = self._stored(kind, key)
         # As _stamp stamps an update.
         kept: ObjectMeta = old.metadata
         meta = msgspec.structs.replace(

@@ -101,13 +101,15 @@ class _RowIndex:
     def _listed(self, row_gen: np.ndarray, changes: RowChanges | None) -> list[int] | None:
         """The stale rows, in increasing order, found among those the snapshot rewrote since this index was
         up to date; None when those are unknown or too many to look at one by one (compare every row)."""
-        rows = changes.since(self.serial) if changes is not None else None
+        if changes is None:
+            return None
+        i = changes.one_row_since(self.serial)
+        if i >= 0:  # the usual cycle: one row rewritten since the last look, judged without building lists
+            return [i] if self.gens.item(i) != row_gen.item(i) else []
+        rows = changes.since(self.serial)
         if rows is None or len(rows) > _FEW_ROWS:
             return None
         gens = self.gens
-        if len(rows) == 1:
-            i = rows[0]
-            return [i] if gens[i] != row_gen[i] else []
         return sorted({i for i in rows if gens[i] != row_gen[i]})
 
     def _stale(self, row_gen: np.ndarray, changes: RowChanges | None) -> list[int]:
@@ -281,25 +283,8 @@ class RowScores(_RowIndex):
     def _refresh_few(self, nodes: list[NodeInfo], row_gen: np.ndarray, changes: RowChanges | None) -> np.ndarray | None:
         """Recompute the stale rows one by one when they are few (usually the node the last pod changed);
         when there are more, recompute nothing and return them."""
-        if changes is not None:
-            if changes.serial == self.serial:
-                return None  # nothing rewritten since the last look
-            i = changes.one_row_since(self.serial)
-            if i >= 0:
-                # The usual cycle, written out: one row rewritten since the last look.
-                gen = row_gen.item(i)
-                if self.gens.item(i) != gen:
-                    values = self.values
-                    v = self.one(nodes[i])
-                    if v:
-                        if not values[i]:
-                            self.nonzero += 1
-                    elif values[i]:
-                        self.nonzero -= 1
-                    values[i] = v
-                    self.gens[i] = gen
-                self.serial = changes.serial
-                return None
+        if changes is not None and changes.serial == self.serial:
+            return None  # nothing rewritten since the last look
         stale = self._listed(row_gen, changes)
         if stale is None:
             # Rows outside the `idx` of earlier syncs may stay stale for long: compare them all, as an array.

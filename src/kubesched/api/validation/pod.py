@@ -171,10 +171,11 @@ def _uses_label_keys(spec: PodSpec) -> bool:
 
 
 def _spec_and_image_errors(spec: PodSpec, meta: ObjectMeta) -> list[FieldError]:
-    """_spec_and_image_errors_uncached, reusing what an identical spec was found to be."""
-    if spec.node_name and name_is_dns_subdomain(spec.node_name, False):
-        return _spec_and_image_errors_uncached(spec, meta)
+    """validate_pod_spec on a Pod, then its containers' images (the first of the pod-only checks), reusing
+    what an identical spec was found to be."""
     errs = validate_volumes(spec.volumes, meta, "spec.volumes") if spec.volumes else []
+    if spec.node_name and name_is_dns_subdomain(spec.node_name, False):
+        return errs + _after_volumes_and_images(spec, meta)
     # With omit_defaults, a spec without nodeName and volumes encodes as it does with them cleared.
     cleared = spec
     if spec.node_name or spec.volumes:
@@ -189,12 +190,6 @@ def _spec_and_image_errors(spec: PodSpec, meta: ObjectMeta) -> list[FieldError]:
             _VALID_SPECS.clear()
         _VALID_SPECS.add(seen)
     return errs + rest
-
-
-def _spec_and_image_errors_uncached(spec: PodSpec, meta: ObjectMeta) -> list[FieldError]:
-    """validate_pod_spec on a Pod, then its containers' images (the first of the pod-only checks)."""
-    errs = validate_volumes(spec.volumes, meta, "spec.volumes") if spec.volumes else []
-    return errs + _after_volumes_and_images(spec, meta)
 
 
 def _after_volumes_and_images(spec: PodSpec, meta: ObjectMeta) -> list[FieldError]:
